@@ -1,0 +1,28 @@
+# CUDA as AUTO|ON|OFF. AUTO enables it when nvcc is found; ON without a toolkit
+# stops the configure step with an error instead of silently building CPU-only.
+string(TOUPPER "${NANOSCOPY_CUDA}" _nanoscopy_cuda_mode)
+if(NOT _nanoscopy_cuda_mode MATCHES "^(AUTO|ON|OFF)$")
+  message(FATAL_ERROR "NANOSCOPY_CUDA must be AUTO, ON or OFF (got '${NANOSCOPY_CUDA}')")
+endif()
+
+set(NANOSCOPY_HAVE_CUDA 0)
+if(NOT _nanoscopy_cuda_mode STREQUAL "OFF")
+  if(NOT CMAKE_CUDA_COMPILER)
+    find_program(_nanoscopy_nvcc nvcc HINTS /usr/local/cuda/bin ENV CUDA_PATH PATH_SUFFIXES bin)
+    if(_nanoscopy_nvcc)
+      set(CMAKE_CUDA_COMPILER ${_nanoscopy_nvcc})
+    endif()
+  endif()
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    enable_language(CUDA)
+    find_package(CUDAToolkit REQUIRED)
+    set(CMAKE_CUDA_STANDARD 20)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    set(NANOSCOPY_HAVE_CUDA 1)
+  elseif(_nanoscopy_cuda_mode STREQUAL "ON")
+    message(FATAL_ERROR "NANOSCOPY_CUDA=ON but no CUDA compiler (nvcc) was found. "
+      "Install the CUDA Toolkit, set CMAKE_CUDA_COMPILER, or configure with -DNANOSCOPY_CUDA=OFF.")
+  endif()
+endif()

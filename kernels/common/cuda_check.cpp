@@ -1,0 +1,14 @@
+#include "common/cuda_check.hpp"
+
+namespace nanoscopy::cuda {
+
+void throw_cuda_error(cudaError_t err, const char* call, const char* file, int line) {
+  int device = -1;
+  cudaGetDevice(&device);  // best effort; the error itself is what matters
+  std::string where = std::string(file) + ":" + std::to_string(line);
+  throw DeviceError("cuda:" + std::to_string(device),
+                    std::string(call) + " failed: " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) +
+                        ") at " + where);
+}
+
+}  // namespace nanoscopy::cuda

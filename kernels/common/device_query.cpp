@@ -1,0 +1,51 @@
+#include "common/device_query.hpp"
+
+#include <cuda_runtime.h>
+
+namespace nanoscopy::cuda {
+
+std::vector<GpuProperties> query_gpus(std::string* why_none) {
+  std::vector<GpuProperties> gpus;
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    if (why_none) *why_none = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+    cudaGetLastError();  // clear the sticky-free error so later calls are not confused
+    return gpus;
+  }
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
+    GpuProperties g;
+    g.index = i;
+    g.name = prop.name;
+    g.cc_major = prop.major;
+    g.cc_minor = prop.minor;
+    g.total_memory = prop.totalGlobalMem;
+    g.multiprocessors = prop.multiProcessorCount;
+    int previous = 0;
+    cudaGetDevice(&previous);
+    if (cudaSetDevice(i) == cudaSuccess) {
+      std::size_t free_b = 0, total_b = 0;
+      if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) g.free_memory = free_b;
+      cudaSetDevice(previous);
+    }
+    gpus.push_back(g);
+  }
+  if (gpus.empty() && why_none) *why_none = "no CUDA device is visible";
+  return gpus;
+}
+
+int driver_version() {
+  int v = 0;
+  if (cudaDriverGetVersion(&v) != cudaSuccess) return 0;
+  return v;
+}
+
+int runtime_version() {
+  int v = 0;
+  if (cudaRuntimeGetVersion(&v) != cudaSuccess) return 0;
+  return v;
+}
+
+}  // namespace nanoscopy::cuda

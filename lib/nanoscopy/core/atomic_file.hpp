@@ -1,0 +1,38 @@
+// Every output is written under a temporary name in the target directory and
+// renamed onto its final name only on success: a failure, an exception or an
+// interrupt (SIGINT/SIGTERM) never leaves a half-written file under the final name.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace nanoscopy {
+
+class AtomicOutput {
+ public:
+  // Checks that the target's directory exists and is writable (OutputError
+  // naming the path otherwise) and reserves a temporary name beside it.
+  explicit AtomicOutput(std::filesystem::path final_path);
+  ~AtomicOutput();  // removes the temporary file unless commit() succeeded
+  AtomicOutput(const AtomicOutput&) = delete;
+  AtomicOutput& operator=(const AtomicOutput&) = delete;
+
+  // Where the writer writes: same directory, hidden name, unique per process.
+  const std::filesystem::path& temp_path() const { return temp_; }
+  const std::filesystem::path& final_path() const { return final_; }
+
+  // fsyncs and renames the temporary file onto the final name. Throws OutputError.
+  void commit();
+
+ private:
+  std::filesystem::path final_;
+  std::filesystem::path temp_;
+  int slot_ = -1;  // registration for the interrupt handler
+  bool committed_ = false;
+};
+
+// Installs SIGINT/SIGTERM handlers that delete every pending temporary output
+// and then die by the signal as usual. Called by every app's main.
+void install_interrupt_cleanup();
+
+}  // namespace nanoscopy

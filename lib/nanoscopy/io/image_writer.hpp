@@ -1,0 +1,43 @@
+// Image and stack output. Frames are streamed in (T, Y, X) order; the file
+// appears under its final name only when close() succeeds (AtomicOutput).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "nanoscopy/io/pixel_type.hpp"
+
+namespace nanoscopy {
+
+struct ImageMeta {
+  std::int64_t width = 0;
+  std::int64_t height = 0;
+  std::int64_t frames = 1;      // the exact number of frames that will be written
+  PixelType type = PixelType::f32;  // u16 or f32
+  double pixel_size_nm = 0.0;   // 0: unknown (not written)
+  std::string software;         // e.g. "nanoscopy smre 0.1.0"
+  std::string dataset = "data"; // HDF5 only
+};
+
+class ImageWriter {
+ public:
+  virtual ~ImageWriter() = default;
+  // Appends `count` frames of meta.type pixels (count * width * height values).
+  virtual void write(const void* frames, std::int64_t count) = 0;
+  // Finishes the file and renames it into place. Throws OutputError if fewer
+  // frames than announced were written. Without close(), nothing is left behind.
+  virtual void close() = 0;
+};
+
+// TIFF (uint16/float32, BigTIFF automatically past 4 GB, ImageJ-readable
+// description with the pixel size) for .tif/.tiff; HDF5 (T,Y,X) or (Y,X) for
+// .h5/.hdf5. Unknown extension or pixel type: UsageError.
+std::unique_ptr<ImageWriter> create_image_writer(const std::string& path, const ImageMeta& meta);
+
+namespace detail {
+std::unique_ptr<ImageWriter> create_tiff_writer(const std::string& path, const ImageMeta& meta);
+std::unique_ptr<ImageWriter> create_hdf5_writer(const std::string& path, const ImageMeta& meta);
+}  // namespace detail
+
+}  // namespace nanoscopy

@@ -1,0 +1,95 @@
+#include "nanoscopy/io/stack_reader.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "nanoscopy/core/error.hpp"
+#include "nanoscopy/io/formats.hpp"
+
+namespace nanoscopy {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string lower_extension(const fs::path& p) {
+  std::string ext = p.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
+}
+
+bool is_hdf5_extension(const std::string& ext) { return ext == ".h5" || ext == ".hdf5" || ext == ".he5" || ext == ".nxs"; }
+
+// Splits "file.h5:/group/data" into file and dataset; a plain path has no dataset.
+// Only splits when the part before the colon names an existing file, so paths
+// that contain ':' still work.
+std::pair<std::string, std::string> split_dataset(const std::string& spec) {
+  const auto colon = spec.rfind(':');
+  if (colon == std::string::npos || colon == 0) return {spec, ""};
+  std::error_code ec;
+  if (fs::exists(spec, ec)) return {spec, ""};
+  std::string file = spec.substr(0, colon);
+  if (fs::exists(file, ec)) return {file, spec.substr(colon + 1)};
+  return {spec, ""};
+}
+
+}  // namespace
+
+void StackReader::read_float(std::int64_t first, std::int64_t count, float* dst) {
+  const auto pixels = static_cast<std::size_t>(count * info_.pixels_per_frame());
+  if (info_.type == PixelType::f32) {
+    read_raw(first, count, dst);
+    return;
+  }
+  scratch_.resize(pixels * bytes_per_pixel(info_.type));
+  read_raw(first, count, scratch_.data());
+  convert_to_float(info_.type, scratch_.data(), pixels, dst);
+}
+
+std::unique_ptr<StackReader> open_stack(const std::string& spec) {
+  const auto [path, dataset] = split_dataset(spec);
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw InputError(path, "no such file");
+  if (fs::is_directory(path, ec)) throw InputError(path, "is a directory, expected an image stack file");
+  const auto size = fs::file_size(path, ec);
+  if (ec) throw InputError(path, "cannot read the file size: " + ec.message());
+  if (size == 0) throw InputError(path, "the file is empty (0 bytes)");
+
+  std::array<unsigned char, 8> magic{};
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path, "cannot open the file for reading");
+    in.read(reinterpret_cast<char*>(magic.data()), magic.size());
+  }
+  const bool tiff_magic = (magic[0] == 'I' && magic[1] == 'I' && (magic[2] == 42 || magic[2] == 43) && magic[3] == 0) ||
+                          (magic[0] == 'M' && magic[1] == 'M' && magic[2] == 0 && (magic[3] == 42 || magic[3] == 43));
+  const bool hdf5_magic = std::memcmp(magic.data(), "\x89HDF\r\n\x1a\n", 8) == 0;
+  const std::string ext = lower_extension(path);
+
+  if (!dataset.empty() && !hdf5_magic) throw InputError(path, "a dataset was named (':" + dataset + "') but this is not an HDF5 file");
+  if (tiff_magic) return detail::open_tiff(path);
+  // HDF5 files may carry a user block, so the signature can sit at 512, 1024, ...: trust the extension then.
+  if (hdf5_magic || is_hdf5_extension(ext)) return detail::open_hdf5(path, dataset);
+  if (ext == ".raw") return detail::open_picasso_raw(path);
+  if (ext == ".tif" || ext == ".tiff" || ext == ".btf" || ext == ".tf8")
+    throw InputError(path, "not a TIFF file (no TIFF signature at the start; is it a renamed text or other file?)");
+  throw InputError(path, "unknown stack format (expected TIFF/BigTIFF .tif, HDF5 .h5/.hdf5, or Picasso .raw with .yaml)");
+}
+
+ChunkStream::ChunkStream(StackReader& reader, FrameRange::Resolved range, std::int64_t chunk_frames)
+    : reader_(reader), range_(range), chunk_frames_(std::max<std::int64_t>(1, chunk_frames)), position_(range.first) {}
+
+bool ChunkStream::next(Chunk& chunk) {
+  if (position_ >= range_.last) return false;
+  const std::int64_t count = std::min(chunk_frames_, range_.last - position_);
+  const auto pixels = static_cast<std::size_t>(count * reader_.info().pixels_per_frame());
+  buffer_.resize(pixels);
+  reader_.read_float(position_, count, buffer_.data());
+  chunk = Chunk{position_, count, std::span<const float>(buffer_.data(), pixels)};
+  position_ += count;
+  return true;
+}
+
+}  // namespace nanoscopy

@@ -1,0 +1,82 @@
+// One interface over every stack format. Opening a stack learns its frame
+// count, frame size and pixel type up front (for TIFF: one walk of the IFD
+// chain, kept as an index); frames are then read in chunks on demand, so the
+// memory used never depends on the stack length.
+//
+// Layout: a frame is `height` rows of `width` pixels, row-major, contiguous;
+// a chunk of n frames is n such frames back to back (T, Y, X).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nanoscopy/core/frame_range.hpp"
+#include "nanoscopy/io/pixel_type.hpp"
+
+namespace nanoscopy {
+
+struct StackInfo {
+  std::int64_t frames = 0;
+  std::int64_t width = 0;
+  std::int64_t height = 0;
+  PixelType type = PixelType::u16;
+  double pixel_size_nm = 0.0;  // physical pixel size when the file says (OME, ImageJ); 0 if unknown
+  std::string format;          // "tiff", "bigtiff", "imagej-tiff", "ome-tiff", "hdf5", "picasso-raw"
+  std::string path;            // the file as the user named it (for error messages)
+
+  std::int64_t pixels_per_frame() const { return width * height; }
+  std::int64_t bytes_per_frame() const { return pixels_per_frame() * static_cast<std::int64_t>(bytes_per_pixel(type)); }
+};
+
+class StackReader {
+ public:
+  virtual ~StackReader() = default;
+  const StackInfo& info() const { return info_; }
+
+  // Reads frames [first, first + count) in the file's own pixel type into
+  // `dst` (count * bytes_per_frame() bytes). Throws InputError naming the file
+  // and the frame on a read or decode failure. Not thread-safe.
+  virtual void read_raw(std::int64_t first, std::int64_t count, void* dst) = 0;
+
+  // Same, converted to float32 (dst holds count * pixels_per_frame() floats).
+  void read_float(std::int64_t first, std::int64_t count, float* dst);
+
+ protected:
+  StackInfo info_;
+
+ private:
+  std::vector<unsigned char> scratch_;
+};
+
+// Opens a stack by name; the format comes from the content (TIFF magic, HDF5
+// signature) or the extension (.raw with its .yaml). HDF5 datasets are named
+// `file.h5:/path/to/dataset`, or found among the usual names. Throws InputError
+// (missing, empty, truncated, not an image, unsupported pixel type ...).
+std::unique_ptr<StackReader> open_stack(const std::string& spec);
+
+// Walks [range) of a stack in chunks of at most `chunk_frames` frames, reusing
+// one buffer: the streaming loop of every tool.
+class ChunkStream {
+ public:
+  ChunkStream(StackReader& reader, FrameRange::Resolved range, std::int64_t chunk_frames);
+
+  struct Chunk {
+    std::int64_t first;  // absolute frame index in the file
+    std::int64_t count;
+    std::span<const float> pixels;  // count frames, (T, Y, X)
+  };
+  // The next chunk as float32, or false at the end.
+  bool next(Chunk& chunk);
+
+ private:
+  StackReader& reader_;
+  FrameRange::Resolved range_;
+  std::int64_t chunk_frames_;
+  std::int64_t position_;
+  std::vector<float> buffer_;
+};
+
+}  // namespace nanoscopy

@@ -1,0 +1,91 @@
+#include "support/test_support.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+namespace nanoscopy::test {
+
+namespace fs = std::filesystem;
+
+TempDir::TempDir() {
+  std::random_device rd;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    auto candidate = fs::temp_directory_path() / ("nanoscopy-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+    std::error_code ec;
+    if (fs::create_directory(candidate, ec)) {
+      path_ = candidate;
+      return;
+    }
+  }
+  throw std::runtime_error("cannot create a temporary directory");
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+CommandResult run_command(const std::string& command_line) {
+  CommandResult result;
+  const std::string cmd = command_line + " 2>&1";
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (!pipe) throw std::runtime_error("popen failed: " + command_line);
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
+  const int status = ::pclose(pipe);
+  if (WIFEXITED(status)) {
+    result.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    result.signal = WTERMSIG(status);
+  }
+  // The shell reports a child killed by a signal as exit 128+N.
+  if (result.exit_code > 128 && result.exit_code < 160) result.signal = result.exit_code - 128;
+  return result;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+CommandResult run_python(const std::string& script, const std::vector<std::string>& args) {
+  std::ostringstream cmd;
+  cmd << shell_quote(NANOSCOPY_TEST_PYTHON) << ' ' << shell_quote(std::string(NANOSCOPY_TEST_SCRIPTS) + "/" + script);
+  for (const auto& a : args) cmd << ' ' << shell_quote(a);
+  return run_command(cmd.str());
+}
+
+bool python_available() {
+  static const bool ok = run_command(shell_quote(NANOSCOPY_TEST_PYTHON) + " -c 'import numpy, tifffile, h5py'").exit_code == 0;
+  return ok;
+}
+
+std::string app_path(const std::string& app) { return std::string(NANOSCOPY_APPS_DIR) + "/" + app + "/" + app; }
+
+fs::path peer_file(const std::string& name) { return fs::path(NANOSCOPY_SHARED_DIR) / "data" / "peers" / name; }
+
+void write_file(const fs::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace nanoscopy::test

@@ -1,0 +1,52 @@
+// Helpers shared by the test programs: scratch directories, running the
+// independent Python readers/writers, running the built apps.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace nanoscopy::test {
+
+// A fresh directory under the system temp dir, removed when the object dies.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct CommandResult {
+  int exit_code = -1;   // -1 if killed by a signal
+  int signal = 0;       // the signal, if any
+  std::string output;   // stdout and stderr together
+};
+
+// Runs a shell command line, capturing stdout+stderr.
+CommandResult run_command(const std::string& command_line);
+
+// Runs tests/python/<script> with Debian's python3; arguments are shell-quoted.
+CommandResult run_python(const std::string& script, const std::vector<std::string>& args);
+
+// True when the Python cross-check modules (numpy, tifffile, h5py) import.
+bool python_available();
+
+// Path of a built app (fit2d, smre, sofi, frc, bench).
+std::string app_path(const std::string& app);
+
+// ../shared/data/peers/<name>
+std::filesystem::path peer_file(const std::string& name);
+
+std::string shell_quote(const std::string& s);
+
+// Writes `bytes` to a file (for fixtures such as truncated or fake files).
+void write_file(const std::filesystem::path& path, const std::string& bytes);
+std::string read_file(const std::filesystem::path& path);
+
+}  // namespace nanoscopy::test
