@@ -1,0 +1,90 @@
+#include "nanoscopy/backend/device.hpp"
+
+#include <charconv>
+#include <cstdio>
+#include <thread>
+
+#include "nanoscopy/core/error.hpp"
+
+namespace nanoscopy {
+
+DeviceRequest DeviceRequest::parse(const std::string& text) {
+  DeviceRequest r;
+  if (text == "auto" || text.empty()) return r;
+  if (text == "cpu") {
+    r.mode = Mode::cpu;
+    return r;
+  }
+  if (text == "cuda" || text == "gpu") {
+    r.mode = Mode::cuda;
+    return r;
+  }
+  if (text.rfind("cuda:", 0) == 0) {
+    r.mode = Mode::cuda;
+    const std::string rest = text.substr(5);
+    if (rest == "all") {
+      r.all = true;
+      return r;
+    }
+    int index = -1;
+    auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), index);
+    if (ec == std::errc() && p == rest.data() + rest.size() && index >= 0) {
+      r.gpu = index;
+      return r;
+    }
+  }
+  throw UsageError("--device", "'" + text + "' is not a device (use auto, cpu, cuda, cuda:N or cuda:all)");
+}
+
+std::string DeviceRequest::to_string() const {
+  switch (mode) {
+    case Mode::automatic: return "auto";
+    case Mode::cpu: return "cpu";
+    case Mode::cuda: return all ? "cuda:all" : gpu >= 0 ? "cuda:" + std::to_string(gpu) : "cuda";
+  }
+  return "auto";
+}
+
+std::string Device::describe() const {
+  if (kind == DeviceKind::cpu) return "cpu (" + std::to_string(cpu_threads) + " thread" + (cpu_threads == 1 ? "" : "s") + ")";
+  std::string s;
+  const auto gpus_here = list_gpus();
+  for (int g : gpus) {
+    if (!s.empty()) s += ", ";
+    s += "cuda:" + std::to_string(g);
+    for (const auto& info : gpus_here)
+      if (info.index == g) s += " (" + info.name + ")";
+  }
+  return s;
+}
+
+Device select_device(const DeviceRequest& request, bool quiet) {
+  Device cpu;
+  cpu.kind = DeviceKind::cpu;
+  cpu.cpu_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (request.mode == DeviceRequest::Mode::cpu) return cpu;
+
+  std::string why;
+  const auto gpus = list_gpus(&why);
+  if (gpus.empty()) {
+    if (request.mode == DeviceRequest::Mode::cuda)
+      throw DeviceError("--device " + request.to_string(), "no usable GPU: " + why);
+    if (!quiet && cuda_compiled()) std::fprintf(stderr, "note: no usable GPU (%s); running on the CPU\n", why.c_str());
+    return cpu;
+  }
+  Device d;
+  d.kind = DeviceKind::cuda;
+  if (request.all) {
+    for (const auto& g : gpus) d.gpus.push_back(g.index);
+  } else {
+    const int index = request.gpu >= 0 ? request.gpu : gpus.front().index;
+    if (index >= static_cast<int>(gpus.size()))
+      throw DeviceError("--device " + request.to_string(),
+                        "GPU " + std::to_string(index) + " does not exist (this machine has " +
+                            std::to_string(gpus.size()) + ")");
+    d.gpus.push_back(index);
+  }
+  return d;
+}
+
+}  // namespace nanoscopy

@@ -1,0 +1,45 @@
+// The backend registry: the one place in the code base that asks whether the
+// CUDA backend was compiled in.
+#include <cstdio>
+#include <thread>
+
+#include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/config.hpp"
+#include "nanoscopy/core/error.hpp"
+
+#if NANOSCOPY_HAVE_CUDA
+#include "common/device_query.hpp"
+#endif
+
+namespace nanoscopy {
+
+bool cuda_compiled() { return NANOSCOPY_HAVE_CUDA != 0; }
+
+std::vector<GpuInfo> list_gpus(std::string* why_none) {
+  std::vector<GpuInfo> out;
+#if NANOSCOPY_HAVE_CUDA
+  for (const auto& g : cuda::query_gpus(why_none))
+    out.push_back({g.index, g.name, g.cc_major, g.cc_minor, g.total_memory, g.free_memory, g.multiprocessors});
+#else
+  if (why_none) *why_none = "this build has no CUDA backend (configured with NANOSCOPY_CUDA=OFF or without nvcc)";
+#endif
+  return out;
+}
+
+int cuda_driver_version() {
+#if NANOSCOPY_HAVE_CUDA
+  return cuda::driver_version();
+#else
+  return 0;
+#endif
+}
+
+int cuda_runtime_version() {
+#if NANOSCOPY_HAVE_CUDA
+  return cuda::runtime_version();
+#else
+  return 0;
+#endif
+}
+
+}  // namespace nanoscopy
