@@ -7,6 +7,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstring>
+#include <fstream>
 
 #include "nanoscopy/core/error.hpp"
 
@@ -73,6 +74,17 @@ AtomicOutput::~AtomicOutput() {
     std::filesystem::remove(temp_, ec);
   }
   unregister_temp(slot_);
+}
+
+void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
+  AtomicOutput file(path);
+  {
+    std::ofstream out(file.temp_path(), std::ios::binary);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.flush();
+    if (!out) throw OutputError(path.string(), "write failed (disk full?)");
+  }
+  file.commit();
 }
 
 void AtomicOutput::commit() {

@@ -31,6 +31,9 @@ class AtomicOutput {
   bool committed_ = false;
 };
 
+// Writes a whole text file atomically (JSON results, CSV curves, YAML sidecars).
+void write_file_atomically(const std::filesystem::path& path, const std::string& text);
+
 // Installs SIGINT/SIGTERM handlers that delete every pending temporary output
 // and then die by the signal as usual. Called by every app's main.
 void install_interrupt_cleanup();
