@@ -1,0 +1,18 @@
+// Schemas that mirror a published parameter listing. The other tools' schemas
+// live in nanoscopy/tools/schemas.hpp.
+#pragma once
+
+#include "nanoscopy/params/params.hpp"
+
+namespace nanoscopy {
+
+// smre: every key of the SMRE paper's Appendix B listing (params/smre.prm), with
+// the listing's subsection names, keys and defaults:
+//   input data/{image, alpha1, alpha2, gaussian noise, regularization, rho1, rho2, sigma}
+//   output/{output image, control}
+//   program flow control/{MRdepth, approx, maximum iterations, report interval, tolerance}
+//   simulate dataset from real image/{simulate, time seed}
+// Lengths are in pixels; intensities in the image's units.
+Schema smre_schema();
+
+}  // namespace nanoscopy
