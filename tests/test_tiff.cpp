@@ -25,7 +25,8 @@ using nanoscopy::test::TempDir;
 namespace {
 
 PixelType type_named(const std::string& name) {
-  for (PixelType t : {PixelType::u8, PixelType::u16, PixelType::i16, PixelType::u32, PixelType::i32, PixelType::f32, PixelType::f64})
+  for (PixelType t :
+       {PixelType::u8, PixelType::u16, PixelType::i16, PixelType::u32, PixelType::i32, PixelType::f32, PixelType::f64})
     if (to_string(t) == name) return t;
   FAIL("unknown dtype " << name);
   return PixelType::u16;
@@ -57,8 +58,10 @@ std::vector<T> pattern_stack(std::int64_t frames, std::int64_t height, std::int6
   for (std::int64_t t = 0; t < frames; ++t)
     for (std::int64_t y = 0; y < height; ++y)
       for (std::int64_t x = 0; x < width; ++x) {
-        if constexpr (std::is_same_v<T, float>) v[i++] = pattern_f32(t, y, x);
-        else v[i++] = pattern_u16(t, y, x);
+        if constexpr (std::is_same_v<T, float>)
+          v[i++] = pattern_f32(t, y, x);
+        else
+          v[i++] = pattern_u16(t, y, x);
       }
   return v;
 }
@@ -83,8 +86,9 @@ std::uint16_t hand_pixel(std::uint64_t t, std::uint64_t k) {
 // `ifds`: how many IFDs to write (1 for ImageJ's > 4 GB layout: the frames
 // then follow each other after the only IFD). `packbits`: PackBits-compressed
 // strips (literal runs), which only libtiff decodes in our reader.
-HandBuilt write_hand_built(const fs::path& path, bool big, std::uint64_t frames, std::uint32_t width, std::uint32_t height,
-                           bool interleaved, const std::string& description = "", std::uint64_t ifds = 0, bool packbits = false) {
+HandBuilt write_hand_built(const fs::path& path, bool big, std::uint64_t frames, std::uint32_t width,
+                           std::uint32_t height, bool interleaved, const std::string& description = "",
+                           std::uint64_t ifds = 0, bool packbits = false) {
   if (ifds == 0) ifds = frames;
   const std::uint64_t raw_bytes = std::uint64_t{width} * height * 2;
   const std::uint64_t frame_bytes = packbits ? raw_bytes + (raw_bytes + 127) / 128 : raw_bytes;
@@ -333,7 +337,9 @@ TEST_CASE("100,000 pages: indexed once, every frame right") {
     std::vector<std::uint16_t> chunk(static_cast<std::size_t>(1000 * 16));
     for (std::int64_t first = 0; first < kFrames; first += 1000) {
       for (std::int64_t t = 0; t < 1000; ++t)
-        for (std::int64_t k = 0; k < 16; ++k) chunk[static_cast<std::size_t>(t * 16 + k)] = hand_pixel(static_cast<std::uint64_t>(first + t), static_cast<std::uint64_t>(k));
+        for (std::int64_t k = 0; k < 16; ++k)
+          chunk[static_cast<std::size_t>(t * 16 + k)] =
+              hand_pixel(static_cast<std::uint64_t>(first + t), static_cast<std::uint64_t>(k));
       writer->write(chunk.data(), 1000);
     }
     writer->close();
@@ -379,7 +385,8 @@ TEST_CASE("a BigTIFF with more pages than libtiff counts (1,100,000)") {
   const auto t2 = std::chrono::steady_clock::now();
   const double write_s = std::chrono::duration<double>(t1 - t0).count();
   const double open_s = std::chrono::duration<double>(t2 - t1).count();
-  MESSAGE("hand-built BigTIFF of 1,100,000 pages: written in " << write_s * 1e3 << " ms, opened (IFD index) in " << open_s * 1e3 << " ms");
+  MESSAGE("hand-built BigTIFF of 1,100,000 pages: written in " << write_s * 1e3 << " ms, opened (IFD index) in "
+                                                               << open_s * 1e3 << " ms");
   CHECK(open_s < 20.0);
   REQUIRE(reader->info().frames == static_cast<std::int64_t>(kFrames));
   CHECK(reader->info().format == "bigtiff");
@@ -408,8 +415,9 @@ TEST_CASE("1,100,000 compressed BigTIFF pages: libtiff decodes pages past its di
   const auto t2 = std::chrono::steady_clock::now();
   CHECK(wrong == 0);
   const double per_frame_us = std::chrono::duration<double>(t2 - t1).count() * 1e6 / static_cast<double>(picks.size());
-  MESSAGE("PackBits BigTIFF, 1,100,000 pages: opened in " << std::chrono::duration<double>(t1 - t0).count() * 1e3 << " ms, "
-          << per_frame_us << " us per frame decoded by libtiff (random access)");
+  MESSAGE("PackBits BigTIFF, 1,100,000 pages: opened in " << std::chrono::duration<double>(t1 - t0).count() * 1e3
+                                                          << " ms, " << per_frame_us
+                                                          << " us per frame decoded by libtiff (random access)");
   CHECK(per_frame_us < 5000.0);
 }
 
@@ -444,7 +452,8 @@ TEST_CASE("our writer: read back by tifffile and by our reader") {
     meta.software = c.software;
     const auto u16 = pattern_stack<std::uint16_t>(c.frames, c.height, c.width);
     const auto f32 = pattern_stack<float>(c.frames, c.height, c.width);
-    const void* data = c.type == PixelType::u16 ? static_cast<const void*>(u16.data()) : static_cast<const void*>(f32.data());
+    const void* data =
+        c.type == PixelType::u16 ? static_cast<const void*>(u16.data()) : static_cast<const void*>(f32.data());
     {
       auto writer = detail::create_tiff_writer(path, meta, c.bigtiff);
       // Frames in uneven batches: the stream does not care how they arrive.
@@ -458,9 +467,10 @@ TEST_CASE("our writer: read back by tifffile and by our reader") {
       writer->close();
     }
     if (!c.bigtiff) CHECK(fs::file_size(path) == detail::estimated_classic_tiff_size(meta));
-    const auto checked = test::run_python("tiff_check_written.py",
-                                          {path, std::to_string(c.frames), std::to_string(c.height), std::to_string(c.width), to_string(c.type),
-                                           std::to_string(c.pixel_size_nm), c.bigtiff ? "1" : "0", c.software});
+    const auto checked =
+        test::run_python("tiff_check_written.py",
+                         {path, std::to_string(c.frames), std::to_string(c.height), std::to_string(c.width),
+                          to_string(c.type), std::to_string(c.pixel_size_nm), c.bigtiff ? "1" : "0", c.software});
     CHECK_MESSAGE(checked.exit_code == 0, checked.output);
 
     auto reader = open_stack(path);
@@ -519,9 +529,11 @@ TEST_CASE("metadata conventions") {
   CHECK(detail::imagej_pixel_size_nm("ImageJ=1.11a\nunit=nm\n", 0.01) == doctest::Approx(100.0));
   CHECK(detail::imagej_pixel_size_nm("ImageJ=1.11a\nunit=pixel\n", 1.0) == 0.0);
   CHECK(detail::imagej_pixel_size_nm("ImageJ=1.11a\n", 10.0) == 0.0);
-  CHECK(detail::ome_pixel_size_nm(R"(<Pixels SizeX="4" PhysicalSizeXUnit="nm" PhysicalSizeX="108.3">)") == doctest::Approx(108.3));
+  CHECK(detail::ome_pixel_size_nm(R"(<Pixels SizeX="4" PhysicalSizeXUnit="nm" PhysicalSizeX="108.3">)") ==
+        doctest::Approx(108.3));
   CHECK(detail::ome_pixel_size_nm(R"(<Pixels PhysicalSizeX='0.16' PhysicalSizeY="0.2">)") == doctest::Approx(160.0));
-  CHECK(detail::ome_pixel_size_nm("<Pixels PhysicalSizeX=\"0.1\" PhysicalSizeXUnit=\"\xC2\xB5m\">") == doctest::Approx(100.0));
+  CHECK(detail::ome_pixel_size_nm("<Pixels PhysicalSizeX=\"0.1\" PhysicalSizeXUnit=\"\xC2\xB5m\">") ==
+        doctest::Approx(100.0));
   CHECK(detail::ome_pixel_size_nm("<Pixels PhysicalSizeX=\"5\" PhysicalSizeXUnit=\"s\">") == 0.0);
   CHECK(detail::ome_pixel_size_nm("<Pixels SizeX=\"4\">") == 0.0);
 }
@@ -531,7 +543,8 @@ TEST_CASE("bad input: each error is an InputError naming the file") {
   auto expect_input_error = [](const fs::path& path, const std::string& words) {
     const std::string message = input_error_of([&] {
       auto reader = open_stack(path.string());
-      std::vector<unsigned char> all(static_cast<std::size_t>(reader->info().frames * reader->info().bytes_per_frame()));
+      std::vector<unsigned char> all(
+          static_cast<std::size_t>(reader->info().frames * reader->info().bytes_per_frame()));
       reader->read_raw(0, reader->info().frames, all.data());
     });
     CAPTURE(path);

@@ -8,7 +8,8 @@ namespace {
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\0')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\0'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -27,7 +28,8 @@ std::optional<double> parse_double(std::string_view text) {
 std::optional<std::string_view> xml_attribute(std::string_view xml, std::string_view name) {
   std::size_t pos = 0;
   while ((pos = xml.find(name, pos)) != std::string_view::npos) {
-    const bool starts_word = pos == 0 || xml[pos - 1] == ' ' || xml[pos - 1] == '\t' || xml[pos - 1] == '\n' || xml[pos - 1] == '\r';
+    const bool starts_word =
+        pos == 0 || xml[pos - 1] == ' ' || xml[pos - 1] == '\t' || xml[pos - 1] == '\n' || xml[pos - 1] == '\r';
     std::size_t p = pos + name.size();
     pos = p;
     if (!starts_word) continue;

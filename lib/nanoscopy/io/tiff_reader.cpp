@@ -58,15 +58,34 @@ enum : u16 {
 // Size in bytes of one value of a TIFF field type; 0 for unknown types.
 u64 type_size(u16 type) {
   switch (type) {
-    case 1: case 2: case 6: case 7: return 1;   // BYTE ASCII SBYTE UNDEFINED
-    case 3: case 8: return 2;                   // SHORT SSHORT
-    case 4: case 9: case 11: case 13: return 4; // LONG SLONG FLOAT IFD
-    case 5: case 10: case 12: case 16: case 17: case 18: return 8;  // RATIONAL SRATIONAL DOUBLE LONG8 SLONG8 IFD8
-    default: return 0;
+    case 1:
+    case 2:
+    case 6:
+    case 7:
+      return 1;  // BYTE ASCII SBYTE UNDEFINED
+    case 3:
+    case 8:
+      return 2;  // SHORT SSHORT
+    case 4:
+    case 9:
+    case 11:
+    case 13:
+      return 4;  // LONG SLONG FLOAT IFD
+    case 5:
+    case 10:
+    case 12:
+    case 16:
+    case 17:
+    case 18:
+      return 8;  // RATIONAL SRATIONAL DOUBLE LONG8 SLONG8 IFD8
+    default:
+      return 0;
   }
 }
 
-std::string errno_text(int err) { return std::strerror(err); }
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
 
 class PosixFile {
  public:
@@ -127,6 +146,7 @@ class WindowCache {
     const u64 start = offset & ~u64{kAlign - 1};
     const u64 want = std::min<u64>(std::max<u64>(offset - start + n, kWindow), file_.size() - start);
     buffer_.resize(static_cast<std::size_t>(want));
+    length_ = 0;  // the buffer no longer holds the old window
     if (!file_.read_at(start, static_cast<std::size_t>(want), buffer_.data())) return nullptr;
     base_ = start;
     length_ = want;
@@ -165,28 +185,51 @@ struct Page {
 // Maps (bits, sample format) to a pixel type, or names what is unsupported.
 bool pixel_type_of(const Page& p, PixelType& type, std::string& problem) {
   if (p.samples != 1) {
-    problem = std::to_string(p.samples) + " samples per pixel" + (p.samples == 3 || p.samples == 4 ? " (RGB/colour)" : "");
+    problem =
+        std::to_string(p.samples) + " samples per pixel" + (p.samples == 3 || p.samples == 4 ? " (RGB/colour)" : "");
     return false;
   }
   const u64 b = p.bits;
   switch (p.sample_format) {
     case 1:
-      if (b == 8) { type = PixelType::u8; return true; }
-      if (b == 16) { type = PixelType::u16; return true; }
-      if (b == 32) { type = PixelType::u32; return true; }
+      if (b == 8) {
+        type = PixelType::u8;
+        return true;
+      }
+      if (b == 16) {
+        type = PixelType::u16;
+        return true;
+      }
+      if (b == 32) {
+        type = PixelType::u32;
+        return true;
+      }
       problem = b == 1 ? "1-bit (bilevel)" : b == 64 ? "uint64" : std::to_string(b) + "-bit unsigned integer";
       return false;
     case 2:
-      if (b == 16) { type = PixelType::i16; return true; }
-      if (b == 32) { type = PixelType::i32; return true; }
+      if (b == 16) {
+        type = PixelType::i16;
+        return true;
+      }
+      if (b == 32) {
+        type = PixelType::i32;
+        return true;
+      }
       problem = b == 8 ? "int8" : b == 64 ? "int64" : std::to_string(b) + "-bit signed integer";
       return false;
     case 3:
-      if (b == 32) { type = PixelType::f32; return true; }
-      if (b == 64) { type = PixelType::f64; return true; }
+      if (b == 32) {
+        type = PixelType::f32;
+        return true;
+      }
+      if (b == 64) {
+        type = PixelType::f64;
+        return true;
+      }
       problem = std::to_string(b) + "-bit floating point";
       return false;
-    case 5: case 6:
+    case 5:
+    case 6:
       problem = "complex (" + std::to_string(b) + "-bit)";
       return false;
     default:
@@ -208,7 +251,9 @@ int on_libtiff_error(TIFF*, void* user, const char* module, const char* fmt, va_
   return 1;  // handled: do not call the global handler
 }
 
-int on_libtiff_warning(TIFF*, void*, const char*, const char*, va_list) { return 1; }
+int on_libtiff_warning(TIFF*, void*, const char*, const char*, va_list) {
+  return 1;
+}
 
 // The file as libtiff sees it through TIFFClientOpen: the real bytes, except
 // that the header's first-IFD offset is replaced (see libtiff_at()).
@@ -225,22 +270,27 @@ struct PageView {
     auto* out = static_cast<u8*>(buffer);
     tmsize_t done = 0;
     while (done < n) {
-      const ssize_t got = ::pread(v->fd, out + done, static_cast<std::size_t>(n - done), static_cast<off_t>(v->position + static_cast<u64>(done)));
+      const ssize_t got = ::pread(v->fd, out + done, static_cast<std::size_t>(n - done),
+                                  static_cast<off_t>(v->position + static_cast<u64>(done)));
       if (got < 0 && errno == EINTR) continue;
       if (got < 0) return -1;
       if (got == 0) break;
       done += got;
     }
-    for (u64 i = v->position; i < v->header_size && i < v->position + static_cast<u64>(done); ++i) out[i - v->position] = v->header[i];
+    for (u64 i = v->position; i < v->header_size && i < v->position + static_cast<u64>(done); ++i)
+      out[i - v->position] = v->header[i];
     v->position += static_cast<u64>(done);
     return done;
   }
   static tmsize_t write(thandle_t, void*, tmsize_t) { return -1; }
   static toff_t seek(thandle_t h, toff_t offset, int whence) {
     auto* v = static_cast<PageView*>(h);
-    if (whence == SEEK_SET) v->position = offset;
-    else if (whence == SEEK_CUR) v->position += offset;
-    else if (whence == SEEK_END) v->position = v->size + offset;
+    if (whence == SEEK_SET)
+      v->position = offset;
+    else if (whence == SEEK_CUR)
+      v->position += offset;
+    else if (whence == SEEK_END)
+      v->position = v->size + offset;
     return v->position;
   }
   static int close(thandle_t) { return 0; }
@@ -276,11 +326,13 @@ class TiffStackReader final : public StackReader {
       }
       // Pages whose pixels follow each other in the file are read with one pread.
       std::int64_t run = 1;
-      while (i + run < count && frames_[static_cast<std::size_t>(first + i + run)].data == f.data + static_cast<u64>(run) * bpf)
+      while (i + run < count &&
+             frames_[static_cast<std::size_t>(first + i + run)].data == f.data + static_cast<u64>(run) * bpf)
         ++run;
       u8* target = out + static_cast<u64>(i) * bpf;
       if (!file_.read_at(f.data, static_cast<std::size_t>(static_cast<u64>(run) * bpf), target))
-        throw InputError(info_.path, frame_text(first + i, run) + ": the pixel data lies past the end of the file (truncated file)");
+        throw InputError(
+            info_.path, frame_text(first + i, run) + ": the pixel data lies past the end of the file (truncated file)");
       if (swap_) byte_swap(target, static_cast<u64>(run) * bpf);
       i += run;
     }
@@ -293,7 +345,8 @@ class TiffStackReader final : public StackReader {
   };
 
   static std::string frame_text(std::int64_t first, std::int64_t run) {
-    return run == 1 ? "frame " + std::to_string(first) : "frames " + std::to_string(first) + "-" + std::to_string(first + run - 1);
+    return run == 1 ? "frame " + std::to_string(first)
+                    : "frames " + std::to_string(first) + "-" + std::to_string(first + run - 1);
   }
 
   [[noreturn]] void fail(const std::string& what) const { throw InputError(info_.path, what); }
@@ -317,7 +370,9 @@ class TiffStackReader final : public StackReader {
 
   void byte_swap(u8* data, u64 bytes) const {
     switch (bytes_per_pixel(info_.type)) {
-      case 2: for (u64 k = 0; k < bytes; k += 2) std::swap(data[k], data[k + 1]); break;
+      case 2:
+        for (u64 k = 0; k < bytes; k += 2) std::swap(data[k], data[k + 1]);
+        break;
       case 4:
         for (u64 k = 0; k < bytes; k += 4) {
           std::swap(data[k], data[k + 3]);
@@ -327,33 +382,49 @@ class TiffStackReader final : public StackReader {
       case 8:
         for (u64 k = 0; k < bytes; k += 8) std::reverse(data + k, data + k + 8);
         break;
-      default: break;
+      default:
+        break;
     }
   }
 
   // Value i of an unsigned integer field (BYTE, SHORT, LONG, LONG8, IFD, IFD8).
   u64 value_at(u16 type, const u8* p, u64 i) const {
     switch (type) {
-      case 1: case 7: return p[i];
-      case 3: return get16(p + 2 * i);
-      case 4: case 13: return get32(p + 4 * i);
-      case 16: case 18: return get64(p + 8 * i);
-      default: return 0;
+      case 1:
+      case 7:
+        return p[i];
+      case 3:
+        return get16(p + 2 * i);
+      case 4:
+      case 13:
+        return get32(p + 4 * i);
+      case 16:
+      case 18:
+        return get64(p + 8 * i);
+      default:
+        return 0;
     }
   }
 
-  bool is_unsigned_integer(u16 type) const { return type == 1 || type == 3 || type == 4 || type == 13 || type == 16 || type == 18; }
+  bool is_unsigned_integer(u16 type) const {
+    return type == 1 || type == 3 || type == 4 || type == 13 || type == 16 || type == 18;
+  }
 
   // Pointer to the bytes of a field's values: inline, or read through the cache.
   const u8* field_bytes(const Entry& e, u64 page, const char* name) {
     const u64 size = type_size(e.type);
-    if (size == 0) fail("page " + std::to_string(page) + ": the " + name + " field has an unknown type (" + std::to_string(e.type) + "); the file is corrupt");
-    if (e.count > file_.size() / size + 1) fail("page " + std::to_string(page) + ": the " + name + " field claims " + std::to_string(e.count) + " values, more than the file holds; the file is corrupt or truncated");
+    if (size == 0)
+      fail("page " + std::to_string(page) + ": the " + name + " field has an unknown type (" + std::to_string(e.type) +
+           "); the file is corrupt");
+    if (e.count > file_.size() / size + 1)
+      fail("page " + std::to_string(page) + ": the " + name + " field claims " + std::to_string(e.count) +
+           " values, more than the file holds; the file is corrupt or truncated");
     const u64 bytes = size * e.count;
     if (bytes <= (big_ ? 8u : 4u)) return e.value;
     const u64 offset = get_offset(e.value);
     const u8* p = cache_.get(offset, bytes);
-    if (!p) fail("page " + std::to_string(page) + ": the " + name + " values lie past the end of the file (truncated file)");
+    if (!p)
+      fail("page " + std::to_string(page) + ": the " + name + " values lie past the end of the file (truncated file)");
     return p;
   }
 
@@ -364,7 +435,8 @@ class TiffStackReader final : public StackReader {
   }
 
   std::vector<u64> array(const Entry& e, u64 page, const char* name) {
-    if (!is_unsigned_integer(e.type)) fail("page " + std::to_string(page) + ": the " + name + " field is malformed; the file is corrupt");
+    if (!is_unsigned_integer(e.type))
+      fail("page " + std::to_string(page) + ": the " + name + " field is malformed; the file is corrupt");
     const u8* p = field_bytes(e, page, name);
     std::vector<u64> values(static_cast<std::size_t>(e.count));
     for (u64 i = 0; i < e.count; ++i) values[i] = value_at(e.type, p, i);
@@ -374,11 +446,14 @@ class TiffStackReader final : public StackReader {
   std::string ascii(const Entry& e) {
     if (e.type != 2 && e.type != 1 && e.type != 7) return {};
     const u64 bytes = e.count;
-    if (bytes <= (big_ ? 8u : 4u)) return std::string(reinterpret_cast<const char*>(e.value), static_cast<std::size_t>(bytes));
+    if (bytes <= (big_ ? 8u : 4u))
+      return std::string(reinterpret_cast<const char*>(e.value), static_cast<std::size_t>(bytes));
     const u64 offset = get_offset(e.value);
-    if (offset > file_.size() || bytes > file_.size() - offset) fail("page 0: the ImageDescription lies past the end of the file (truncated file)");
+    if (offset > file_.size() || bytes > file_.size() - offset)
+      fail("page 0: the ImageDescription lies past the end of the file (truncated file)");
     std::string s(static_cast<std::size_t>(bytes), '\0');
-    if (!file_.read_at(offset, s.size(), s.data())) fail("page 0: the ImageDescription lies past the end of the file (truncated file)");
+    if (!file_.read_at(offset, s.size(), s.data()))
+      fail("page 0: the ImageDescription lies past the end of the file (truncated file)");
     const auto nul = s.find('\0');
     if (nul != std::string::npos) s.resize(nul);
     return s;
@@ -396,15 +471,18 @@ class TiffStackReader final : public StackReader {
     const u64 count_size = big_ ? 8 : 2, entry_size = big_ ? 20 : 12, offset_size = big_ ? 8 : 4;
     const u8* p = cache_.get(offset, count_size);
     if (!p)
-      fail("page " + std::to_string(page) + ": its IFD offset " + std::to_string(offset) + " lies past the end of the file (" +
-           std::to_string(file_.size()) + " bytes): the file is truncated or its IFD chain is corrupt");
+      fail("page " + std::to_string(page) + ": its IFD offset " + std::to_string(offset) +
+           " lies past the end of the file (" + std::to_string(file_.size()) +
+           " bytes): the file is truncated or its IFD chain is corrupt");
     const u64 n = big_ ? get64(p) : get16(p);
     if (n == 0 || n > 65535)
-      fail("page " + std::to_string(page) + ": the IFD at offset " + std::to_string(offset) + " claims " + std::to_string(n) + " entries; the IFD chain is corrupt");
+      fail("page " + std::to_string(page) + ": the IFD at offset " + std::to_string(offset) + " claims " +
+           std::to_string(n) + " entries; the IFD chain is corrupt");
     const u64 bytes = n * entry_size + offset_size;
     p = cache_.get(offset + count_size, bytes);
     if (!p)
-      fail("page " + std::to_string(page) + ": the IFD at offset " + std::to_string(offset) + " runs past the end of the file (truncated file)");
+      fail("page " + std::to_string(page) + ": the IFD at offset " + std::to_string(offset) +
+           " runs past the end of the file (truncated file)");
     entries_.resize(static_cast<std::size_t>(n));
     for (u64 i = 0; i < n; ++i) {
       const u8* e = p + i * entry_size;
@@ -422,24 +500,55 @@ class TiffStackReader final : public StackReader {
     bool have_width = false, have_height = false;
     for (const Entry& e : entries_) {
       switch (e.tag) {
-        case kNewSubfileType: pg.subfile_type = scalar(e, page, "NewSubfileType"); break;
-        case kImageWidth: pg.width = scalar(e, page, "ImageWidth"); have_width = true; break;
-        case kImageLength: pg.height = scalar(e, page, "ImageLength"); have_height = true; break;
+        case kNewSubfileType:
+          pg.subfile_type = scalar(e, page, "NewSubfileType");
+          break;
+        case kImageWidth:
+          pg.width = scalar(e, page, "ImageWidth");
+          have_width = true;
+          break;
+        case kImageLength:
+          pg.height = scalar(e, page, "ImageLength");
+          have_height = true;
+          break;
         case kBitsPerSample: {
           pg.bits = scalar(e, page, "BitsPerSample");
           break;
         }
-        case kCompression: pg.compression = scalar(e, page, "Compression"); break;
-        case kSamplesPerPixel: pg.samples = scalar(e, page, "SamplesPerPixel"); break;
-        case kRowsPerStrip: pg.rows_per_strip = scalar(e, page, "RowsPerStrip"); break;
-        case kSampleFormat: pg.sample_format = scalar(e, page, "SampleFormat"); break;
-        case kTileWidth: pg.tile_width = scalar(e, page, "TileWidth"); pg.tiled = true; break;
-        case kTileLength: pg.tile_length = scalar(e, page, "TileLength"); pg.tiled = true; break;
-        case kStripOffsets: pg.offsets = &e; break;
-        case kStripByteCounts: pg.counts = &e; break;
-        case kImageDescription: pg.description = &e; break;
-        case kXResolution: pg.x_resolution = &e; break;
-        default: break;
+        case kCompression:
+          pg.compression = scalar(e, page, "Compression");
+          break;
+        case kSamplesPerPixel:
+          pg.samples = scalar(e, page, "SamplesPerPixel");
+          break;
+        case kRowsPerStrip:
+          pg.rows_per_strip = scalar(e, page, "RowsPerStrip");
+          break;
+        case kSampleFormat:
+          pg.sample_format = scalar(e, page, "SampleFormat");
+          break;
+        case kTileWidth:
+          pg.tile_width = scalar(e, page, "TileWidth");
+          pg.tiled = true;
+          break;
+        case kTileLength:
+          pg.tile_length = scalar(e, page, "TileLength");
+          pg.tiled = true;
+          break;
+        case kStripOffsets:
+          pg.offsets = &e;
+          break;
+        case kStripByteCounts:
+          pg.counts = &e;
+          break;
+        case kImageDescription:
+          pg.description = &e;
+          break;
+        case kXResolution:
+          pg.x_resolution = &e;
+          break;
+        default:
+          break;
       }
     }
     if (pg.tiled) {
@@ -451,7 +560,8 @@ class TiffStackReader final : public StackReader {
     }
     if (!have_width || !have_height || pg.width == 0 || pg.height == 0)
       fail("page " + std::to_string(page) + ": the image has no width/height; the file is corrupt");
-    if (!pg.offsets) fail("page " + std::to_string(page) + ": the image has no pixel data offsets; the file is corrupt");
+    if (!pg.offsets)
+      fail("page " + std::to_string(page) + ": the image has no pixel data offsets; the file is corrupt");
     return pg;
   }
 
@@ -480,23 +590,28 @@ class TiffStackReader final : public StackReader {
         }
       }
     }
-    if (!pg.counts && pg.compression != 1) fail("page " + std::to_string(page) + ": a compressed image without byte counts; the file is corrupt");
+    if (!pg.counts && pg.compression != 1)
+      fail("page " + std::to_string(page) + ": a compressed image without byte counts; the file is corrupt");
     for (std::size_t k = 0; k < offsets.size() && k < counts.size(); ++k) check_inside(offsets[k], counts[k], page);
     return kNoDirectData;
   }
 
   void check_inside(u64 offset, u64 bytes, u64 page) const {
     if (offset > file_.size() || bytes > file_.size() - offset)
-      fail("page " + std::to_string(page) + ": its pixel data (" + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
-           ") lies past the end of the file (" + std::to_string(file_.size()) + " bytes): the file is truncated");
+      fail("page " + std::to_string(page) + ": its pixel data (" + std::to_string(bytes) + " bytes at offset " +
+           std::to_string(offset) + ") lies past the end of the file (" + std::to_string(file_.size()) +
+           " bytes): the file is truncated");
   }
 
   void index() {
     u8 header[16] = {};
     if (file_.size() < 8 || !file_.read_at(0, 8, header)) fail("the file is too short to be a TIFF (truncated file)");
-    if (header[0] == 'I' && header[1] == 'I') swap_ = std::endian::native != std::endian::little;
-    else if (header[0] == 'M' && header[1] == 'M') swap_ = std::endian::native != std::endian::big;
-    else fail("not a TIFF file (bad byte-order mark)");
+    if (header[0] == 'I' && header[1] == 'I')
+      swap_ = std::endian::native != std::endian::little;
+    else if (header[0] == 'M' && header[1] == 'M')
+      swap_ = std::endian::native != std::endian::big;
+    else
+      fail("not a TIFF file (bad byte-order mark)");
     const u16 magic = get16(header + 2);
     if (magic == 43) {
       big_ = true;
@@ -527,7 +642,8 @@ class TiffStackReader final : public StackReader {
         seen.insert(last_ifd);
       }
       if (tracking && !seen.insert(ifd).second)
-        fail("the IFD chain loops back to offset " + std::to_string(ifd) + " after page " + std::to_string(page - 1) + "; the file is corrupt");
+        fail("the IFD chain loops back to offset " + std::to_string(ifd) + " after page " + std::to_string(page - 1) +
+             "; the file is corrupt");
       last_ifd = ifd;
       const u64 next = read_ifd(ifd, page);
       const Page pg = decode_page(page);
@@ -548,9 +664,9 @@ class TiffStackReader final : public StackReader {
         if (pg.description) description = ascii(*pg.description);
         if (pg.x_resolution) x_resolution = rational(*pg.x_resolution);
       } else if (t != type || pg.width != width || pg.height != height) {
-        fail("page " + std::to_string(page) + " is " + std::to_string(pg.width) + "x" + std::to_string(pg.height) + " " + to_string(t) +
-             " but page 0 is " + std::to_string(width) + "x" + std::to_string(height) + " " + to_string(type) +
-             ": all pages of a stack must have the same size and pixel type");
+        fail("page " + std::to_string(page) + " is " + std::to_string(pg.width) + "x" + std::to_string(pg.height) +
+             " " + to_string(t) + " but page 0 is " + std::to_string(width) + "x" + std::to_string(height) + " " +
+             to_string(type) + ": all pages of a stack must have the same size and pixel type");
       }
       info_.type = t;
       info_.width = static_cast<std::int64_t>(width);
@@ -588,15 +704,18 @@ class TiffStackReader final : public StackReader {
 
   void expand_imagej_contiguous(std::int64_t images, bool first_direct) {
     if (!first_direct)
-      fail("ImageJ stack with images=" + std::to_string(images) + " in a single compressed or tiled IFD is not supported");
+      fail("ImageJ stack with images=" + std::to_string(images) +
+           " in a single compressed or tiled IFD is not supported");
     const auto bpf = static_cast<u64>(info_.bytes_per_frame());
     const u64 first = frames_[0].data;
     const u64 available = (file_.size() - first) / bpf;
     if (available < static_cast<u64>(images))
-      fail("the ImageJ description announces " + std::to_string(images) + " images stored one after another, but the file holds only " +
-           std::to_string(available) + " (truncated file)");
+      fail("the ImageJ description announces " + std::to_string(images) +
+           " images stored one after another, but the file holds only " + std::to_string(available) +
+           " (truncated file)");
     frames_.resize(static_cast<std::size_t>(images));
-    for (std::int64_t k = 0; k < images; ++k) frames_[static_cast<std::size_t>(k)] = Frame{frames_[0].ifd, first + static_cast<u64>(k) * bpf};
+    for (std::int64_t k = 0; k < images; ++k)
+      frames_[static_cast<std::size_t>(k)] = Frame{frames_[0].ifd, first + static_cast<u64>(k) * bpf};
     info_.frames = images;
   }
 
@@ -612,7 +731,8 @@ class TiffStackReader final : public StackReader {
     view_.ifd = ifd;
     view_.position = 0;
     view_.header_size = big_ ? 16 : 8;
-    if (!file_.read_at(0, static_cast<std::size_t>(view_.header_size), view_.header)) fail("the TIFF header is truncated");
+    if (!file_.read_at(0, static_cast<std::size_t>(view_.header_size), view_.header))
+      fail("the TIFF header is truncated");
     u8* field = view_.header + (big_ ? 8 : 4);
     if (big_) {
       const u64 v = swap_ ? __builtin_bswap64(ifd) : ifd;
@@ -625,8 +745,8 @@ class TiffStackReader final : public StackReader {
     TIFFOpenOptions* opts = TIFFOpenOptionsAlloc();
     TIFFOpenOptionsSetErrorHandlerExtR(opts, on_libtiff_error, &messages_);
     TIFFOpenOptionsSetWarningHandlerExtR(opts, on_libtiff_warning, nullptr);
-    TIFF* t = TIFFClientOpenExt(info_.path.c_str(), "rm", &view_, PageView::read, PageView::write, PageView::seek, PageView::close,
-                                PageView::size_of, PageView::map, PageView::unmap, opts);
+    TIFF* t = TIFFClientOpenExt(info_.path.c_str(), "rm", &view_, PageView::read, PageView::write, PageView::seek,
+                                PageView::close, PageView::size_of, PageView::map, PageView::unmap, opts);
     TIFFOpenOptionsFree(opts);
     if (!t) return nullptr;
     tif_.reset(t);
@@ -654,7 +774,8 @@ class TiffStackReader final : public StackReader {
       TIFFGetField(t, TIFFTAG_TILELENGTH, &th);
       if (tw == 0 || th == 0) fail(where + ": tiles of size 0");
       const tmsize_t tile_size = TIFFTileSize(t);
-      if (tile_size <= 0 || static_cast<u64>(tile_size) < u64{tw} * th * bpp) fail(where + ": libtiff reports an invalid tile size: " + messages_.last_error);
+      if (tile_size <= 0 || static_cast<u64>(tile_size) < u64{tw} * th * bpp)
+        fail(where + ": libtiff reports an invalid tile size: " + messages_.last_error);
       tile_.resize(static_cast<std::size_t>(tile_size));
       for (u32 y = 0; y < h; y += th) {
         for (u32 x = 0; x < w; x += tw) {
@@ -663,7 +784,8 @@ class TiffStackReader final : public StackReader {
             fail(where + ": cannot decode tile " + std::to_string(index) + ": " + messages_.last_error);
           const u64 rows = std::min<u64>(th, h - y), cols = std::min<u64>(tw, w - x);
           for (u64 r = 0; r < rows; ++r)
-            std::memcpy(dst + (y + r) * row_bytes + x * bpp, tile_.data() + r * tw * bpp, static_cast<std::size_t>(cols * bpp));
+            std::memcpy(dst + (y + r) * row_bytes + x * bpp, tile_.data() + r * tw * bpp,
+                        static_cast<std::size_t>(cols * bpp));
         }
       }
       return;
@@ -680,7 +802,8 @@ class TiffStackReader final : public StackReader {
       const tmsize_t got = TIFFReadEncodedStrip(t, s, dst + y * row_bytes, static_cast<tmsize_t>(want));
       if (got < 0) fail(where + ": cannot decode strip " + std::to_string(s) + ": " + messages_.last_error);
       if (static_cast<u64>(got) < want)
-        fail(where + ": strip " + std::to_string(s) + " holds " + std::to_string(got) + " of " + std::to_string(want) + " bytes (truncated or corrupt data)");
+        fail(where + ": strip " + std::to_string(s) + " holds " + std::to_string(got) + " of " + std::to_string(want) +
+             " bytes (truncated or corrupt data)");
     }
   }
 
@@ -698,6 +821,8 @@ class TiffStackReader final : public StackReader {
 
 }  // namespace
 
-std::unique_ptr<StackReader> open_tiff(const std::string& path) { return std::make_unique<TiffStackReader>(path); }
+std::unique_ptr<StackReader> open_tiff(const std::string& path) {
+  return std::make_unique<TiffStackReader>(path);
+}
 
 }  // namespace nanoscopy::detail

@@ -122,31 +122,40 @@ std::vector<Field> page_fields(const ImageMeta& meta, const Layout& layout, u64 
 }
 
 // Appends the IFD at file offset `at` with its out-of-line values after it.
-void encode_block(std::vector<unsigned char>& out, const Layout& layout, const std::vector<Field>& fields, u64 at, u64 next) {
+void encode_block(std::vector<unsigned char>& out, const Layout& layout, const std::vector<Field>& fields, u64 at,
+                  u64 next) {
   const std::size_t start = out.size();
   u64 extra = at + layout.ifd_bytes(fields.size());
   std::vector<unsigned char> values;
-  if (layout.big) append<u64>(out, fields.size());
-  else append<u16>(out, static_cast<u16>(fields.size()));
+  if (layout.big)
+    append<u64>(out, fields.size());
+  else
+    append<u16>(out, static_cast<u16>(fields.size()));
   for (const auto& f : fields) {
     append<u16>(out, f.tag);
     append<u16>(out, f.type);
-    if (layout.big) append<u64>(out, f.count);
-    else append<u32>(out, static_cast<u32>(f.count));
+    if (layout.big)
+      append<u64>(out, f.count);
+    else
+      append<u32>(out, static_cast<u32>(f.count));
     if (f.bytes.size() <= layout.inline_bytes()) {
       const std::size_t n = out.size();
       out.resize(n + layout.inline_bytes(), 0);
       std::memcpy(out.data() + n, f.bytes.data(), f.bytes.size());
     } else {
-      if (layout.big) append<u64>(out, extra);
-      else append<u32>(out, static_cast<u32>(extra));
+      if (layout.big)
+        append<u64>(out, extra);
+      else
+        append<u32>(out, static_cast<u32>(extra));
       values.insert(values.end(), f.bytes.begin(), f.bytes.end());
       if (f.bytes.size() % 2) values.push_back(0);
       extra += (f.bytes.size() + 1) & ~std::size_t{1};
     }
   }
-  if (layout.big) append<u64>(out, next);
-  else append<u32>(out, static_cast<u32>(next));
+  if (layout.big)
+    append<u64>(out, next);
+  else
+    append<u32>(out, static_cast<u32>(next));
   out.insert(out.end(), values.begin(), values.end());
   if (out.size() - start != layout.block_bytes(fields)) throw std::logic_error("tiff writer: IFD block size mismatch");
 }
@@ -172,7 +181,9 @@ Plan plan_for(const ImageMeta& meta, bool big) {
   return p;
 }
 
-std::string errno_text(int err) { return std::strerror(err); }
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
 
 class TiffStackWriter final : public ImageWriter {
  public:
@@ -195,7 +206,8 @@ class TiffStackWriter final : public ImageWriter {
     }
     const u64 frames = static_cast<u64>(meta_.frames);
     const u64 next = frames > 1 ? plan_.data_offset + frames * plan_.bytes_per_frame : 0;
-    encode_block(head, plan_.layout, page_fields(meta_, plan_.layout, plan_.data_offset, true), plan_.layout.header(), next);
+    encode_block(head, plan_.layout, page_fields(meta_, plan_.layout, plan_.data_offset, true), plan_.layout.header(),
+                 next);
     put(head.data(), head.size());
   }
 
@@ -206,7 +218,8 @@ class TiffStackWriter final : public ImageWriter {
   void write(const void* frames, std::int64_t count) override {
     if (!file_) throw OutputError(out_.final_path().string(), "write after close");
     if (count < 0 || count > meta_.frames - written_)
-      throw OutputError(out_.final_path().string(), "more frames written than the " + std::to_string(meta_.frames) + " announced");
+      throw OutputError(out_.final_path().string(),
+                        "more frames written than the " + std::to_string(meta_.frames) + " announced");
     put(frames, static_cast<std::size_t>(static_cast<u64>(count) * plan_.bytes_per_frame));
     written_ += count;
   }
@@ -225,7 +238,8 @@ class TiffStackWriter final : public ImageWriter {
     std::vector<unsigned char> buffer;
     for (u64 k = 1; k < frames; ++k) {
       const u64 next = k + 1 < frames ? at + plan_.later_block : 0;
-      encode_block(buffer, plan_.layout, page_fields(meta_, plan_.layout, plan_.data_offset + k * plan_.bytes_per_frame, false), at, next);
+      encode_block(buffer, plan_.layout,
+                   page_fields(meta_, plan_.layout, plan_.data_offset + k * plan_.bytes_per_frame, false), at, next);
       at += plan_.later_block;
       if (buffer.size() >= (1u << 20)) {
         put(buffer.data(), buffer.size());
@@ -238,7 +252,8 @@ class TiffStackWriter final : public ImageWriter {
     const bool closed = std::fclose(file_) == 0;
     const int close_errno = errno;
     file_ = nullptr;
-    if (!flushed || !closed) throw OutputError(where, "cannot finish writing the TIFF: " + errno_text(!flushed ? flush_errno : close_errno));
+    if (!flushed || !closed)
+      throw OutputError(where, "cannot finish writing the TIFF: " + errno_text(!flushed ? flush_errno : close_errno));
     out_.commit();
   }
 
@@ -258,9 +273,13 @@ class TiffStackWriter final : public ImageWriter {
 
 }  // namespace
 
-std::uint64_t estimated_classic_tiff_size(const ImageMeta& meta) { return plan_for(meta, false).total; }
+std::uint64_t estimated_classic_tiff_size(const ImageMeta& meta) {
+  return plan_for(meta, false).total;
+}
 
-bool needs_bigtiff(const ImageMeta& meta) { return estimated_classic_tiff_size(meta) > kClassicTiffLimit; }
+bool needs_bigtiff(const ImageMeta& meta) {
+  return estimated_classic_tiff_size(meta) > kClassicTiffLimit;
+}
 
 std::unique_ptr<ImageWriter> create_tiff_writer(const std::string& path, const ImageMeta& meta) {
   return create_tiff_writer(path, meta, meta.width > 0 && meta.height > 0 && meta.frames > 0 && needs_bigtiff(meta));
@@ -270,7 +289,8 @@ std::unique_ptr<ImageWriter> create_tiff_writer(const std::string& path, const I
   if (meta.type != PixelType::u16 && meta.type != PixelType::f32)
     throw UsageError(path, "TIFF images are written as uint16 or float32, not " + to_string(meta.type));
   if (meta.width <= 0 || meta.height <= 0 || meta.frames <= 0) throw UsageError(path, "nothing to write (empty image)");
-  if (meta.width > 0xFFFFFFFFLL || meta.height > 0xFFFFFFFFLL) throw UsageError(path, "the image is too large for TIFF");
+  if (meta.width > 0xFFFFFFFFLL || meta.height > 0xFFFFFFFFLL)
+    throw UsageError(path, "the image is too large for TIFF");
   if (!bigtiff && needs_bigtiff(meta)) throw UsageError(path, "the stack does not fit in a classic TIFF (over 4 GB)");
   return std::make_unique<TiffStackWriter>(path, meta, bigtiff);
 }
