@@ -443,25 +443,28 @@ class TiffStackReader final : public StackReader {
     return values;
   }
 
-  std::string ascii(const Entry& e) {
+  std::string ascii(const Entry& e, u64 page) {
     if (e.type != 2 && e.type != 1 && e.type != 7) return {};
     const u64 bytes = e.count;
-    if (bytes <= (big_ ? 8u : 4u))
-      return std::string(reinterpret_cast<const char*>(e.value), static_cast<std::size_t>(bytes));
-    const u64 offset = get_offset(e.value);
-    if (offset > file_.size() || bytes > file_.size() - offset)
-      fail("page 0: the ImageDescription lies past the end of the file (truncated file)");
-    std::string s(static_cast<std::size_t>(bytes), '\0');
-    if (!file_.read_at(offset, s.size(), s.data()))
-      fail("page 0: the ImageDescription lies past the end of the file (truncated file)");
+    std::string s;
+    if (bytes <= (big_ ? 8u : 4u)) {
+      s.assign(reinterpret_cast<const char*>(e.value), static_cast<std::size_t>(bytes));
+    } else {
+      const u64 offset = get_offset(e.value);
+      const std::string past_end =
+          "page " + std::to_string(page) + ": the ImageDescription lies past the end of the file (truncated file)";
+      if (offset > file_.size() || bytes > file_.size() - offset) fail(past_end);
+      s.resize(static_cast<std::size_t>(bytes));
+      if (!file_.read_at(offset, s.size(), s.data())) fail(past_end);
+    }
     const auto nul = s.find('\0');
     if (nul != std::string::npos) s.resize(nul);
     return s;
   }
 
-  double rational(const Entry& e) {
+  double rational(const Entry& e, u64 page) {
     if (e.type != 5 || e.count < 1) return 0.0;
-    const u8* p = field_bytes(e, 0, "XResolution");
+    const u8* p = field_bytes(e, page, "XResolution");
     const u32 num = get32(p), den = get32(p + 4);
     return den == 0 ? 0.0 : static_cast<double>(num) / static_cast<double>(den);
   }
@@ -661,8 +664,8 @@ class TiffStackReader final : public StackReader {
         type = t;
         width = pg.width;
         height = pg.height;
-        if (pg.description) description = ascii(*pg.description);
-        if (pg.x_resolution) x_resolution = rational(*pg.x_resolution);
+        if (pg.description) description = ascii(*pg.description, page);
+        if (pg.x_resolution) x_resolution = rational(*pg.x_resolution, page);
       } else if (t != type || pg.width != width || pg.height != height) {
         fail("page " + std::to_string(page) + " is " + std::to_string(pg.width) + "x" + std::to_string(pg.height) +
              " " + to_string(t) + " but page 0 is " + std::to_string(width) + "x" + std::to_string(height) + " " +
