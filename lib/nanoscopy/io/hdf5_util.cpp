@@ -92,6 +92,15 @@ bool write_attribute(hid_t object, const char* name, const std::string& value) {
   return H5Awrite(attr.get(), type_id.get(), &text) >= 0 && attr.close();
 }
 
+Id read_access_plist() {
+  Id fapl = plist(H5Pcreate(H5P_FILE_ACCESS));
+#if (H5_VERS_MAJOR == 1 && H5_VERS_MINOR == 10 && H5_VERS_RELEASE >= 7) || \
+    (H5_VERS_MAJOR == 1 && H5_VERS_MINOR == 12 && H5_VERS_RELEASE >= 1) || (H5_VERS_MAJOR == 1 && H5_VERS_MINOR > 12)
+  if (fapl.valid()) H5Pset_file_locking(fapl.get(), 1, 1);
+#endif
+  return fapl;
+}
+
 Id intermediate_group_lcpl() {
   Id lcpl = plist(H5Pcreate(H5P_LINK_CREATE));
   if (lcpl.valid()) H5Pset_create_intermediate_group(lcpl.get(), 1);

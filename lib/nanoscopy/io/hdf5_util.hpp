@@ -92,6 +92,11 @@ std::string describe_dataset(hid_t dataset);
 bool write_attribute(hid_t object, const char* name, double value);
 bool write_attribute(hid_t object, const char* name, const std::string& value);  // variable-length UTF-8
 
+// File-access properties for reading: file locks are kept, but a file system
+// without lock support (some NFS and Lustre mounts) no longer makes every open
+// fail with "unable to lock file".
+Id read_access_plist();
+
 // A link-creation property list that creates missing intermediate groups
 // (for dataset names such as "entry/data/data").
 Id intermediate_group_lcpl();

@@ -55,15 +55,16 @@ class Hdf5ImageWriter final : public ImageWriter {
     if (!dataset_.valid()) throw OutputError(where_, "the image was already closed");
     h5::Id file_space = h5::space(H5Dget_space(dataset_.get()));
     if (!file_space.valid()) throw OutputError(where_, "cannot write frames: " + h5::last_error());
+    // The memory space has the selection's own shape: for differently shaped
+    // selections HDF5 maps chunks element by element, some 50x slower.
+    const std::array<hsize_t, 3> extent = {static_cast<hsize_t>(count), static_cast<hsize_t>(meta_.height),
+                                           static_cast<hsize_t>(meta_.width)};
     if (rank_ == 3) {
       const std::array<hsize_t, 3> start = {static_cast<hsize_t>(written_), 0, 0};
-      const std::array<hsize_t, 3> extent = {static_cast<hsize_t>(count), static_cast<hsize_t>(meta_.height),
-                                             static_cast<hsize_t>(meta_.width)};
       if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, extent.data(), nullptr) < 0)
         throw OutputError(where_, "cannot select frames to write: " + h5::last_error());
     }
-    const hsize_t pixels = static_cast<hsize_t>(count * meta_.width * meta_.height);
-    h5::Id memory_space = h5::space(H5Screate_simple(1, &pixels, nullptr));
+    h5::Id memory_space = h5::space(H5Screate_simple(rank_, rank_ == 3 ? extent.data() : extent.data() + 1, nullptr));
     if (!memory_space.valid() ||
         H5Dwrite(dataset_.get(), memory_type_, memory_space.get(), file_space.get(), H5P_DEFAULT, frames) < 0)
       throw OutputError(where_ + ", frame " + std::to_string(written_), "cannot write frames: " + h5::last_error());
