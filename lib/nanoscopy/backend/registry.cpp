@@ -6,9 +6,11 @@
 #include "nanoscopy/backend/device.hpp"
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/fit/fit.hpp"
 
 #if NANOSCOPY_HAVE_CUDA
 #include "common/device_query.hpp"
+#include "fit/fit_plan.hpp"
 #endif
 
 namespace nanoscopy {
@@ -39,6 +41,15 @@ int cuda_runtime_version() {
   return cuda::runtime_version();
 #else
   return 0;
+#endif
+}
+
+std::unique_ptr<FitBackend> make_fit_backend(const Device& device, const FitSettings& settings) {
+  if (device.kind == DeviceKind::cpu) return make_cpu_fit_backend(settings, device.cpu_threads);
+#if NANOSCOPY_HAVE_CUDA
+  return cuda::make_cuda_fit_backend(device.gpus, settings);
+#else
+  throw DeviceError("--device", "this build has no CUDA backend");
 #endif
 }
 

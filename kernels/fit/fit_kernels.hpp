@@ -1,0 +1,44 @@
+// Launchers of the spot-fit kernels (fit_kernels.cu), for fit_plan.cpp.
+//
+// Launch geometry: a group of `lanes` consecutive threads (1–32, a power of
+// two, inside one warp) fits one ROI; a block holds fits_per_block groups. The
+// block stages its ROIs' pixels (uint16 or float32, coalesced) as float in
+// shared memory, each group computes the paper's initial estimate and runs the
+// whole Levenberg–Marquardt loop of fit_detail::lm_fit without leaving the
+// kernel: lanes split the pixels and the width + height axis terms (kept in
+// shared memory), sums meet by warp shuffles over the group's mask, every lane
+// holds the same parameters and λ, and lane 0 writes the FitResult.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "nanoscopy/fit/fit_types.hpp"
+
+namespace nanoscopy::cuda {
+
+struct FitGeometry {
+  int lanes = 0;  // threads per fit
+  int fits_per_block = 0;
+  int threads = 0;       // per block = lanes · fits_per_block
+  int shared_bytes = 0;  // dynamic shared memory per block
+};
+
+// lanes = 0 picks from the ROI size and the batch size (`count`, `multiprocessors`).
+FitGeometry fit_geometry(int width, int height, std::int64_t count, int lanes, int multiprocessors);
+
+struct FitLaunch {
+  const void* pixels = nullptr;  // device, count·width·height values
+  bool pixels_u16 = true;        // else float32
+  std::int64_t count = 0;
+  int width = 0, height = 0;
+  const SpotGuess* initial = nullptr;  // device, count guesses, or null
+  FitResult* out = nullptr;            // device, count results
+  FitSettings settings;
+};
+
+// Asynchronous on `stream`; count 0 launches nothing.
+void launch_fit(const FitLaunch& launch, const FitGeometry& geometry, cudaStream_t stream);
+
+}  // namespace nanoscopy::cuda

@@ -1,0 +1,326 @@
+#include "fit/fit_plan.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <thread>
+#include <vector>
+
+#include "common/cuda_check.hpp"
+#include "common/owners.hpp"
+#include "fit/fit_kernels.hpp"
+#include "nanoscopy/core/error.hpp"
+
+namespace nanoscopy::cuda {
+namespace {
+
+constexpr std::int64_t min_pipeline_chunk = 16384;  // below this, one chunk
+constexpr std::int64_t max_chunk_cap = 1 << 20;     // bounds the pinned staging
+constexpr std::int64_t pipeline_chunks = 8;         // a large batch is cut into about this many
+
+// Host copies into and out of pinned staging bound large transfers (one thread
+// moves ~6–10 GB/s, PCIe ~50 GB/s): big copies are split over a few threads.
+void staged_copy(void* dst, const void* src, std::size_t bytes) {
+  constexpr std::size_t split_above = 4u << 20;
+  const unsigned parts = std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
+  if (bytes < split_above || parts == 1) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  std::vector<std::thread> helpers;
+  const std::size_t step = (bytes + parts - 1) / parts;
+  for (unsigned i = 1; i < parts; ++i) {
+    const std::size_t begin = std::min(bytes, i * step), end = std::min(bytes, begin + step);
+    helpers.emplace_back(
+        [=] { std::memcpy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin, end - begin); });
+  }
+  std::memcpy(dst, src, std::min(bytes, step));
+  for (auto& t : helpers) t.join();
+}
+
+bool is_pinned(const void* p) {
+  if (!p) return false;
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    (void)cudaGetLastError();  // a query, not a failure: clear the error it left
+    return false;
+  }
+  return attr.type == cudaMemoryTypeHost;
+}
+
+}  // namespace
+
+struct FitPlan::Impl {
+  struct Slot {
+    Stream stream;
+    DeviceBuffer<unsigned char> d_pixels;
+    DeviceBuffer<SpotGuess> d_guesses;
+    DeviceBuffer<FitResult> d_out;
+    PinnedBuffer<unsigned char> h_pixels;
+    PinnedBuffer<SpotGuess> h_guesses;
+    PinnedBuffer<FitResult> h_out;
+    // The chunk in flight: results land in h_out (unless copied straight to the caller).
+    FitResult* pending_dst = nullptr;
+    std::int64_t pending_count = 0;
+    bool pending_staged = false;
+    bool busy = false;
+  };
+
+  int device = 0;
+  int multiprocessors = 1;
+  FitSettings settings;
+  FitPlanOptions options;
+  std::vector<Slot> slots;
+
+  template <typename T>
+  static void grow(DeviceBuffer<T>& b, std::size_t n) {
+    if (b.size() < n) {
+      b = DeviceBuffer<T>();
+      b = DeviceBuffer<T>(n);
+    }
+  }
+  template <typename T>
+  static void grow(PinnedBuffer<T>& b, std::size_t n) {
+    if (b.size() < n) {
+      b = PinnedBuffer<T>();
+      b = PinnedBuffer<T>(n);
+    }
+  }
+
+  void finish(Slot& s) {
+    if (!s.busy) return;
+    s.stream.synchronize();
+    if (s.pending_staged)
+      staged_copy(s.pending_dst, s.h_out.get(), static_cast<std::size_t>(s.pending_count) * sizeof(FitResult));
+    s.busy = false;
+  }
+
+  std::int64_t chunk_capacity(std::int64_t bytes_per_fit) const {
+    if (options.max_chunk_fits > 0) return options.max_chunk_fits;
+    std::size_t free_bytes = 0, total_bytes = 0;
+    NANOSCOPY_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    // A quarter of the free memory over the slots, leaving room for others.
+    const std::int64_t by_memory =
+        static_cast<std::int64_t>(free_bytes / 4) / static_cast<std::int64_t>(slots.size()) / bytes_per_fit;
+    const std::int64_t cap = std::min(by_memory, max_chunk_cap);
+    if (cap < 1) throw DeviceError("cuda:" + std::to_string(device), "not enough free GPU memory to fit spots");
+    return cap;
+  }
+};
+
+FitPlan::FitPlan(int device, const FitSettings& settings, const FitPlanOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->device = device;
+  impl_->settings = settings;
+  impl_->options = options;
+  if (options.lanes_per_fit != 0 && (options.lanes_per_fit < 1 || options.lanes_per_fit > 32 ||
+                                     (options.lanes_per_fit & (options.lanes_per_fit - 1))))
+    throw UsageError("fit", "lanes per fit must be 1, 2, 4, 8, 16 or 32");
+  DeviceGuard guard(device);
+  NANOSCOPY_CUDA_CHECK(cudaDeviceGetAttribute(&impl_->multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  impl_->slots.resize(static_cast<std::size_t>(std::max(1, options.streams)));
+}
+
+FitPlan::~FitPlan() {
+  if (!impl_) return;
+  try {
+    DeviceGuard guard(impl_->device);
+    for (auto& s : impl_->slots) cudaStreamSynchronize(s.stream.get());
+  } catch (...) {
+  }
+}
+
+FitPlan::FitPlan(FitPlan&&) noexcept = default;
+FitPlan& FitPlan::operator=(FitPlan&&) noexcept = default;
+
+int FitPlan::device() const {
+  return impl_->device;
+}
+const FitSettings& FitPlan::settings() const {
+  return impl_->settings;
+}
+
+int FitPlan::lanes_for(int width, int height, std::int64_t count) const {
+  return fit_geometry(width, height, count, impl_->options.lanes_per_fit, impl_->multiprocessors).lanes;
+}
+
+void FitPlan::fit_device(const void* d_pixels, PixelType type, std::int64_t count, int width, int height,
+                         const SpotGuess* d_initial, FitResult* d_out, cudaStream_t stream) {
+  RoiBatch check;
+  check.pixels = d_pixels;
+  check.type = type;
+  check.count = count;
+  check.width = width;
+  check.height = height;
+  check.validate();
+  if (count == 0) return;
+  if (!d_out) throw UsageError("fit", "no device buffer for the results");
+  DeviceGuard guard(impl_->device);
+  FitLaunch launch;
+  launch.pixels = d_pixels;
+  launch.pixels_u16 = type == PixelType::u16;
+  launch.count = count;
+  launch.width = width;
+  launch.height = height;
+  launch.initial = d_initial;
+  launch.out = d_out;
+  launch.settings = impl_->settings;
+  launch_fit(launch, fit_geometry(width, height, count, impl_->options.lanes_per_fit, impl_->multiprocessors), stream);
+}
+
+void FitPlan::fit(const RoiBatch& batch, std::span<FitResult> out) {
+  batch.validate();
+  if (static_cast<std::int64_t>(out.size()) != batch.count)
+    throw UsageError("fit", "the result buffer holds " + std::to_string(out.size()) + " fits, the batch " +
+                                std::to_string(batch.count));
+  if (batch.count == 0) return;
+  Impl& im = *impl_;
+  DeviceGuard guard(im.device);
+
+  const std::int64_t n = batch.roi_pixels();
+  const std::int64_t pixel_bytes = n * static_cast<std::int64_t>(bytes_per_pixel(batch.type));
+  const bool with_guesses = batch.initial != nullptr;
+  const std::int64_t bytes_per_fit = pixel_bytes + static_cast<std::int64_t>(sizeof(FitResult)) +
+                                     (with_guesses ? static_cast<std::int64_t>(sizeof(SpotGuess)) : 0);
+  const std::int64_t cap = im.chunk_capacity(bytes_per_fit);
+  std::int64_t chunk = batch.count;
+  if (batch.count > 2 * min_pipeline_chunk)
+    chunk = std::clamp((batch.count + pipeline_chunks - 1) / pipeline_chunks, min_pipeline_chunk, batch.count);
+  chunk = std::min(chunk, cap);
+
+  const bool direct_in = is_pinned(batch.pixels) && (!with_guesses || is_pinned(batch.initial));
+  const bool direct_out = is_pinned(out.data());
+  const auto* src = static_cast<const unsigned char*>(batch.pixels);
+
+  FitLaunch launch;
+  launch.pixels_u16 = batch.type == PixelType::u16;
+  launch.width = batch.width;
+  launch.height = batch.height;
+  launch.settings = im.settings;
+
+  try {
+    std::size_t next_slot = 0;
+    for (std::int64_t first = 0; first < batch.count; first += chunk) {
+      const std::int64_t count = std::min(chunk, batch.count - first);
+      Impl::Slot& s = im.slots[next_slot];
+      next_slot = (next_slot + 1) % im.slots.size();
+      im.finish(s);  // its previous chunk's results are copied out; its buffers are free
+      Impl::grow(s.d_pixels, static_cast<std::size_t>(chunk * pixel_bytes));
+      Impl::grow(s.d_out, static_cast<std::size_t>(chunk));
+      if (with_guesses) Impl::grow(s.d_guesses, static_cast<std::size_t>(chunk));
+
+      const unsigned char* pixels_from = src + first * pixel_bytes;
+      const SpotGuess* guesses_from = with_guesses ? batch.initial + first : nullptr;
+      if (!direct_in) {
+        Impl::grow(s.h_pixels, static_cast<std::size_t>(chunk * pixel_bytes));
+        staged_copy(s.h_pixels.get(), pixels_from, static_cast<std::size_t>(count * pixel_bytes));
+        pixels_from = s.h_pixels.get();
+        if (with_guesses) {
+          Impl::grow(s.h_guesses, static_cast<std::size_t>(chunk));
+          std::memcpy(s.h_guesses.get(), guesses_from, static_cast<std::size_t>(count) * sizeof(SpotGuess));
+          guesses_from = s.h_guesses.get();
+        }
+      }
+      const cudaStream_t stream = s.stream.get();
+      NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(s.d_pixels.get(), pixels_from, static_cast<std::size_t>(count * pixel_bytes),
+                                           cudaMemcpyHostToDevice, stream));
+      if (with_guesses)
+        NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(s.d_guesses.get(), guesses_from,
+                                             static_cast<std::size_t>(count) * sizeof(SpotGuess),
+                                             cudaMemcpyHostToDevice, stream));
+      launch.pixels = s.d_pixels.get();
+      launch.count = count;
+      launch.initial = with_guesses ? s.d_guesses.get() : nullptr;
+      launch.out = s.d_out.get();
+      launch_fit(launch, fit_geometry(batch.width, batch.height, count, im.options.lanes_per_fit, im.multiprocessors),
+                 stream);
+      FitResult* dst = out.data() + first;
+      if (!direct_out) {
+        Impl::grow(s.h_out, static_cast<std::size_t>(chunk));
+        NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(s.h_out.get(), s.d_out.get(),
+                                             static_cast<std::size_t>(count) * sizeof(FitResult),
+                                             cudaMemcpyDeviceToHost, stream));
+      } else {
+        NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(dst, s.d_out.get(), static_cast<std::size_t>(count) * sizeof(FitResult),
+                                             cudaMemcpyDeviceToHost, stream));
+      }
+      s.pending_dst = dst;
+      s.pending_count = count;
+      s.pending_staged = !direct_out;
+      s.busy = true;
+    }
+    for (auto& s : im.slots) im.finish(s);
+  } catch (...) {
+    for (auto& s : im.slots) {
+      cudaStreamSynchronize(s.stream.get());
+      s.busy = false;
+    }
+    throw;
+  }
+}
+
+namespace {
+
+class CudaFitBackend final : public FitBackend {
+ public:
+  CudaFitBackend(const std::vector<int>& gpus, const FitSettings& settings, const FitPlanOptions& options) {
+    if (gpus.empty()) throw DeviceError("fit", "no GPU was selected for the CUDA backend");
+    for (int g : gpus) plans_.emplace_back(g, settings, options);
+  }
+
+  void fit(const RoiBatch& batch, std::span<FitResult> out) override {
+    batch.validate();
+    if (static_cast<std::int64_t>(out.size()) != batch.count)
+      throw UsageError("fit", "the result buffer holds " + std::to_string(out.size()) + " fits, the batch " +
+                                  std::to_string(batch.count));
+    const std::int64_t parts = std::min<std::int64_t>(static_cast<std::int64_t>(plans_.size()),
+                                                      std::max<std::int64_t>(1, batch.count / min_pipeline_chunk));
+    if (parts <= 1) {
+      plans_.front().fit(batch, out);
+      return;
+    }
+    // cuda:all: contiguous, nearly equal parts, one host thread per GPU.
+    std::vector<std::exception_ptr> errors(static_cast<std::size_t>(parts));
+    std::vector<std::thread> threads;
+    const std::int64_t n = batch.roi_pixels() * static_cast<std::int64_t>(bytes_per_pixel(batch.type));
+    for (std::int64_t p = 0; p < parts; ++p) {
+      const std::int64_t first = batch.count * p / parts;
+      const std::int64_t last = batch.count * (p + 1) / parts;
+      RoiBatch part = batch;
+      part.pixels = static_cast<const unsigned char*>(batch.pixels) + first * n;
+      part.count = last - first;
+      part.initial = batch.initial ? batch.initial + first : nullptr;
+      threads.emplace_back([this, p, part, out, first, &errors] {
+        try {
+          plans_[static_cast<std::size_t>(p)].fit(
+              part, out.subspan(static_cast<std::size_t>(first), static_cast<std::size_t>(part.count)));
+        } catch (...) {
+          errors[static_cast<std::size_t>(p)] = std::current_exception();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (auto& e : errors)
+      if (e) std::rethrow_exception(e);
+  }
+
+  std::string name() const override {
+    std::string s;
+    for (const auto& p : plans_) s += (s.empty() ? "cuda:" : ",cuda:") + std::to_string(p.device());
+    return s;
+  }
+
+ private:
+  std::vector<FitPlan> plans_;
+};
+
+}  // namespace
+
+std::unique_ptr<FitBackend> make_cuda_fit_backend(const std::vector<int>& gpus, const FitSettings& settings,
+                                                  const FitPlanOptions& options) {
+  return std::make_unique<CudaFitBackend>(gpus, settings, options);
+}
+
+}  // namespace nanoscopy::cuda

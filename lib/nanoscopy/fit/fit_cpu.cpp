@@ -1,0 +1,230 @@
+// The CPU reference backend: threads over ROIs, one scratch per thread (no
+// allocation per fit), the LM driver and model of gauss_model.hpp.
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "nanoscopy/config.hpp"
+#include "nanoscopy/core/error.hpp"
+#include "nanoscopy/fit/fit.hpp"
+#include "nanoscopy/fit/gauss_model.hpp"
+
+#if NANOSCOPY_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+// The pixel loop is the hot spot: an AVX2/FMA clone is picked at load time where the CPU has it.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define NANOSCOPY_FIT_CLONES __attribute__((target_clones("arch=haswell", "default")))
+#else
+#define NANOSCOPY_FIT_CLONES
+#endif
+
+namespace nanoscopy {
+
+std::string to_string(FitStatus status) {
+  switch (status) {
+    case FitStatus::converged_max_error:
+      return "converged_max_error";
+    case FitStatus::converged_min_delta:
+      return "converged_min_delta";
+    case FitStatus::converged_min_step:
+      return "converged_min_step";
+    case FitStatus::max_iterations:
+      return "max_iterations";
+    case FitStatus::not_converged:
+      return "not_converged";
+    case FitStatus::nan:
+      return "nan";
+    case FitStatus::left_roi:
+      return "left_roi";
+    case FitStatus::invalid_roi:
+      return "invalid_roi";
+  }
+  return "unknown";
+}
+
+std::string to_string(ShapeModel model) {
+  return model == ShapeModel::sampled ? "sampled" : "integrated";
+}
+
+void RoiBatch::validate() const {
+  if (width < 1 || height < 1 || roi_pixels() > max_roi_pixels)
+    throw UsageError("fit", "a ROI of " + std::to_string(width) + "×" + std::to_string(height) +
+                                " pixels is not supported (1 to " + std::to_string(max_roi_pixels) + " pixels)");
+  if (type != PixelType::u16 && type != PixelType::f32)
+    throw UsageError("fit", "pixels of type " + to_string(type) + " cannot be fitted (use uint16 or float32)");
+  if (count < 0) throw UsageError("fit", "a negative number of ROIs was given");
+  if (count > 0 && pixels == nullptr) throw UsageError("fit", "the ROI batch has no pixel data");
+}
+
+namespace {
+
+using namespace fit_detail;
+
+struct Scratch {
+  std::vector<double> g = std::vector<double>(max_roi_pixels);
+  // Column terms X (v, dc, ds; structure of arrays for the row dot products) and row terms Y.
+  std::vector<double> xv = std::vector<double>(max_roi_pixels), xdc = xv, xds = xv;
+  std::vector<double> yv = xv, ydc = xv, yds = xv;
+};
+
+// Σ g·f and Σ g·∂f row by row: three dot products per row with the column terms.
+NANOSCOPY_FIT_CLONES
+DataSums data_sums(const double* __restrict g, const double* __restrict xv, const double* __restrict xdc,
+                   const double* __restrict xds, const double* yv, const double* ydc, const double* yds, int w, int h) {
+  DataSums d;
+  clear(d);
+  for (int r = 0; r < h; ++r) {
+    const double* row = g + static_cast<std::ptrdiff_t>(r) * w;
+    double gx = 0, gxd = 0, gxs = 0;
+#pragma omp simd reduction(+ : gx, gxd, gxs)
+    for (int c = 0; c < w; ++c) {
+      gx += row[c] * xv[c];
+      gxd += row[c] * xdc[c];
+      gxs += row[c] * xds[c];
+    }
+    accumulate_row(d, gx, gxd, gxs, AxisTerm{yv[r], ydc[r], yds[r]});
+  }
+  return d;
+}
+
+class CpuEvaluator {
+ public:
+  CpuEvaluator(Scratch& s, int w, int h, const RoiConstants& k, ShapeModel model)
+      : s_(s), w_(w), h_(h), k_(k), model_(model) {}
+
+  static void fill(const AxisModel& am, double centre, int n, double* v, double* dc, double* ds) {
+    if (am.model == ShapeModel::sampled) {
+      sampled_axis_terms(am, centre, n, v, dc, ds);
+      return;
+    }
+    for (int c = 0; c < n; ++c) {
+      const AxisTerm t = axis_term(am, c - centre);
+      v[c] = t.v;
+      dc[c] = t.dc;
+      ds[c] = t.ds;
+    }
+  }
+
+  bool operator()(const double p[3], Evaluation& e) {
+    const AxisModel am = make_axis_model(model_, p[2]);
+    fill(am, p[0], w_, s_.xv.data(), s_.xdc.data(), s_.xds.data());
+    fill(am, p[1], h_, s_.yv.data(), s_.ydc.data(), s_.yds.data());
+    AxisSums xs, ys;
+    clear(xs);
+    clear(ys);
+    for (int c = 0; c < w_; ++c) accumulate(xs, AxisTerm{s_.xv[c], s_.xdc[c], s_.xds[c]});
+    for (int r = 0; r < h_; ++r) accumulate(ys, AxisTerm{s_.yv[r], s_.ydc[r], s_.yds[r]});
+    const DataSums d = data_sums(s_.g.data(), s_.xv.data(), s_.xdc.data(), s_.xds.data(), s_.yv.data(), s_.ydc.data(),
+                                 s_.yds.data(), w_, h_);
+    return assemble(combine(xs, ys, d), k_, e);
+  }
+
+ private:
+  Scratch& s_;
+  int w_, h_;
+  RoiConstants k_;
+  ShapeModel model_;
+};
+
+template <typename Pixel>
+FitResult fit_one(const Pixel* pixels, int w, int h, const SpotGuess* guess, const FitSettings& st, Scratch& s) {
+  const int n = w * h;
+  for (int i = 0; i < n; ++i) s.g[i] = static_cast<double>(pixels[i]);
+  InitScan scan = init_scan_identity();
+  for (int r = 0; r < h; ++r)
+    for (int c = 0; c < w; ++c) init_scan_pixel(scan, s.g.data(), w, h, c, r);
+  if (scan.nonfinite > 0 || !(scan.max > scan.min)) return invalid_result();
+  double start[3];
+  if (guess) {
+    start[0] = guess->x;
+    start[1] = guess->y;
+    start[2] = guess->sigma;
+  } else {
+    const double threshold = init_threshold(scan);
+    int above = 0;
+    for (int i = 0; i < n; ++i) above += s.g[i] > threshold ? 1 : 0;
+    start[0] = scan.best_index % w;
+    start[1] = scan.best_index / w;
+    start[2] = init_sigma(above);
+  }
+  CpuEvaluator eval(s, w, h, RoiConstants{static_cast<double>(n), scan.sum, scan.sum2}, st.model);
+  return lm_fit(eval, start, w, h, n, st);
+}
+
+class CpuFitBackend final : public FitBackend {
+ public:
+  CpuFitBackend(const FitSettings& settings, int threads) : settings_(settings), threads_(threads) {}
+
+  void fit(const RoiBatch& batch, std::span<FitResult> out) override {
+    batch.validate();
+    if (static_cast<std::int64_t>(out.size()) != batch.count)
+      throw UsageError("fit", "the result buffer holds " + std::to_string(out.size()) + " fits, the batch " +
+                                  std::to_string(batch.count));
+    if (batch.count == 0) return;
+    if (batch.type == PixelType::u16)
+      run(static_cast<const std::uint16_t*>(batch.pixels), batch, out);
+    else
+      run(static_cast<const float*>(batch.pixels), batch, out);
+  }
+
+  std::string name() const override {
+    return "cpu (" + std::to_string(threads_) + " thread" + (threads_ == 1 ? "" : "s") + ")";
+  }
+
+ private:
+  template <typename Pixel>
+  void fit_range(const Pixel* pixels, const RoiBatch& b, std::span<FitResult> out, std::int64_t first,
+                 std::int64_t last, Scratch& s) const {
+    const std::int64_t n = b.roi_pixels();
+    for (std::int64_t i = first; i < last; ++i)
+      out[i] = fit_one(pixels + i * n, b.width, b.height, b.initial ? b.initial + i : nullptr, settings_, s);
+  }
+
+  template <typename Pixel>
+  void run(const Pixel* pixels, const RoiBatch& b, std::span<FitResult> out) const {
+    constexpr std::int64_t chunk = 256;
+    const std::int64_t chunks = (b.count + chunk - 1) / chunk;
+    const int threads = static_cast<int>(std::min<std::int64_t>(threads_, chunks));
+    if (threads <= 1) {
+      Scratch s;
+      fit_range(pixels, b, out, 0, b.count, s);
+      return;
+    }
+#if NANOSCOPY_HAVE_OPENMP
+#pragma omp parallel num_threads(threads)
+    {
+      Scratch s;
+#pragma omp for schedule(dynamic, 1)
+      for (std::int64_t k = 0; k < chunks; ++k)
+        fit_range(pixels, b, out, k * chunk, std::min(b.count, (k + 1) * chunk), s);
+    }
+#else
+    std::atomic<std::int64_t> next{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&] {
+        Scratch s;
+        for (std::int64_t k; (k = next.fetch_add(1)) < chunks;)
+          fit_range(pixels, b, out, k * chunk, std::min(b.count, (k + 1) * chunk), s);
+      });
+    for (auto& t : pool) t.join();
+#endif
+  }
+
+  FitSettings settings_;
+  int threads_;
+};
+
+}  // namespace
+
+std::unique_ptr<FitBackend> make_cpu_fit_backend(const FitSettings& settings, int threads) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::make_unique<CpuFitBackend>(settings, threads);
+}
+
+}  // namespace nanoscopy

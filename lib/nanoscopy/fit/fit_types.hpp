@@ -1,0 +1,64 @@
+// Plain value types of the spot fitter, shared by the CPU library and the CUDA
+// kernels (no std library containers, no CUDA headers: nvcc and g++ both read it).
+#pragma once
+
+#include <cstdint>
+
+namespace nanoscopy {
+
+// The normalized spot shape f(x, y; x̄, ȳ, σ) of the model h = α·f + β.
+enum class ShapeModel : std::uint8_t {
+  sampled,     // f = exp(−((x−x̄)² + (y−ȳ)²)/(2σ²)) at pixel centres (paper eq. 10); α = peak height
+  integrated,  // f = pixel integral of a unit-mass Gaussian (erf differences); α = integrated counts
+};
+
+struct FitSettings {
+  int max_iterations = 20;
+  double max_error = 0.0;   // stop when the raw χ² (sum of squared residuals) < max_error; 0 = off
+  double min_delta = 1e-6;  // stop when a step lowers χ² by less than min_delta·χ²
+  double min_step = 1e-4;   // stop when every |Δp_j| < min_step·max(|p_j|, 1 px)
+  double lambda0 = 0.01;    // initial Levenberg–Marquardt damping
+  double lambda_max = 1e4;  // damping beyond this ends the fit as not_converged
+  double min_sigma = 0.2;   // px; a fit whose σ shrinks to this collapsed onto a pixel: left_roi
+  ShapeModel model = ShapeModel::sampled;
+};
+
+enum class FitStatus : std::uint8_t {
+  converged_max_error,  // χ² < max_error
+  converged_min_delta,  // χ² decrease < min_delta·χ²
+  converged_min_step,   // every parameter change < min_step (also when no smaller step lowers χ²)
+  max_iterations,       // max_iterations reached without a stop criterion
+  not_converged,        // damping grew beyond lambda_max without lowering χ²
+  nan,                  // the model could not be evaluated (non-finite guess, f ≡ 0, α or β beyond float)
+  left_roi,             // centre outside the ROI, or σ outside (min_sigma, max(width, height)]
+  invalid_roi,          // non-finite pixels or a constant ROI: nothing fitted, parameters NaN
+};
+
+// True for the three converged_* states.
+constexpr bool converged(FitStatus s) noexcept {
+  return s == FitStatus::converged_max_error || s == FitStatus::converged_min_delta ||
+         s == FitStatus::converged_min_step;
+}
+
+// One fit. Coordinates in ROI pixels: the centre of pixel (column c, row r) is
+// (x, y) = (c, r), so a ROI of width W spans x ∈ [−0.5, W − 0.5]. amplitude = α
+// (peak height for the sampled model, integrated counts for the integrated
+// model), background = β per pixel, both in the units of the pixel values.
+// chi2 = Σ(h − g)² / max(N − 5, 1) (N = pixels). With status invalid_roi all
+// floating fields are NaN; with left_roi, nan or not_converged they hold the
+// last accepted (finite) parameters and must not be used as a localization.
+struct FitResult {
+  float x = 0, y = 0, sigma = 0, amplitude = 0, background = 0, chi2 = 0;
+  std::int32_t iterations = 0;
+  FitStatus status = FitStatus::invalid_roi;
+};
+
+// An initial guess of the shape parameters (α and β need none: they follow from them).
+struct SpotGuess {
+  float x = 0, y = 0, sigma = 0;
+};
+
+// Largest ROI the fitter accepts (pixels per ROI, any width × height).
+inline constexpr int max_roi_pixels = 1024;
+
+}  // namespace nanoscopy

@@ -1,0 +1,44 @@
+// Simulated spot ROIs with known truth, after the recipe of the fitting paper
+// (Leutenegger & Weber, "Results and Discussion"): a width × height ROI, centre
+// ~ N(ROI centre, (size/20)²) per axis, σ ~ U[σ_min, σ_max], `signal` integrated
+// counts, `background` counts spread evenly over the ROI, Gaussian noise of
+// variance = pixel value, rounded to non-negative integers. Seeded (std::mt19937_64):
+// the same recipe, count and seed give the same pixels on every machine.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "nanoscopy/fit/fit_types.hpp"
+
+namespace nanoscopy {
+
+struct SpotRecipe {
+  int width = 9;
+  int height = 9;
+  double signal = 400.0;     // integrated counts of the spot
+  double background = 40.0;  // total counts over the ROI (background/(width·height) per pixel)
+  double centre_sd = -1.0;   // centre spread in px; < 0: width/20 in x and height/20 in y
+  double sigma_min = 1.0;
+  double sigma_max = 2.0;
+  ShapeModel model = ShapeModel::sampled;  // how the truth image is formed
+  bool noise = true;                       // false: exact model values (not rounded)
+};
+
+struct SpotTruth {
+  double x, y, sigma;  // ROI pixel coordinates, pixel centre at integer index
+  double amplitude;    // α of `model`: peak height (sampled) or integrated counts (integrated)
+  double background;   // per pixel
+};
+
+struct SimulatedSpots {
+  int width = 0, height = 0;
+  std::int64_t count = 0;
+  std::vector<float> pixels;              // count·width·height values, ROI-major, row-major
+  std::vector<std::uint16_t> pixels_u16;  // the same values as uint16 (clamped to 65535)
+  std::vector<SpotTruth> truth;
+};
+
+SimulatedSpots simulate_spots(const SpotRecipe& recipe, std::int64_t count, std::uint64_t seed);
+
+}  // namespace nanoscopy
