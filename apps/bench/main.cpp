@@ -3,6 +3,7 @@
 
 #include "nanoscopy/cli/tool_app.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/tools/bench_fit.hpp"
 #include "nanoscopy/tools/bench_io.hpp"
 #include "nanoscopy/tools/schemas.hpp"
 #include "nanoscopy/tools/simulate_cli.hpp"
@@ -22,6 +23,13 @@ int main(int argc, char** argv) {
   MovieCliOptions movie;
   auto* sim_movie = simulate->add_subcommand("movie", "A blinking single-molecule movie (uint16 TIFF/HDF5) + truth CSV");
   add_movie_options(*sim_movie, movie);
+  SpotSimOptions spots;
+  auto* sim_spots = simulate->add_subcommand("spots", "ROIs after the fitting paper's recipe (uint16 TIFF, one per page) + truth CSV");
+  add_spot_sim_options(*sim_spots, spots);
+
+  FitBenchOptions fit;
+  auto* fit_cmd = cli.add_subcommand("fit2d", "The Gaussian fitter: fits/s over ROI and batch sizes, accuracy vs the CRB");
+  add_fit_bench_options(*fit_cmd, fit);
 
   IoBenchOptions io;
   auto* io_cmd = cli.add_subcommand("io", "Stack I/O speed: index and read an N-page TIFF");
@@ -33,11 +41,16 @@ int main(int argc, char** argv) {
   app.set_footer(
       "Examples:\n"
       "  bench simulate movie -o movie.tif --frames 500    a movie and movie_truth.csv\n"
+      "  bench simulate spots -o spots.tif --size 9        ROIs of the fitting paper and spots_truth.csv\n"
+      "  bench fit2d --json fit.json                       throughput and accuracy of every backend\n"
+      "  bench fit2d --quick                               a one-minute version\n"
       "  bench io --pages 100000                           TIFF indexing and reading speed");
   return app.run(argc, argv, [&](ToolContext& ctx) {
     const auto seed = static_cast<std::uint64_t>(ctx.params.get_int("seed"));
     if (*sim_movie) return run_simulate_movie(movie, seed, ctx.quiet);
+    if (*sim_spots) return run_simulate_spots(spots, seed, ctx.quiet);
+    if (*fit_cmd) return run_fit_bench(fit, seed, static_cast<int>(ctx.params.get_int("repeats")), ctx.quiet, std::cout);
     if (*io_cmd) return run_io_bench(io, ctx.params.get_int("repeats"), std::cout);
-    throw UsageError("command line", "choose what to run: bench simulate movie, bench io (see bench --help)");
+    throw UsageError("command line", "choose what to run: bench simulate movie|spots, bench fit2d, bench io (see bench --help)");
   });
 }

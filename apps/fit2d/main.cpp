@@ -23,6 +23,6 @@ int main(int argc, char** argv) {
       "  fit2d --print-params > my.prm         a parameter file to edit, then: fit2d --params my.prm stack.tif");
   return app.run(argc, argv, [&](ToolContext& ctx) {
     if (input.empty()) throw UsageError("command line", "no input stack given (see fit2d --help)");
-    print_scan(std::cout, scan_stack(input, ctx.frames, ctx.quiet));
+    print_scan(std::cout, scan_stack(input, ctx.frames, ctx.params.get_int("Input/chunk frames"), ctx.quiet));
   });
 }

@@ -16,6 +16,6 @@ int main(int argc, char** argv) {
   app.set_footer("Examples:\n  frc a.tif b.tif");
   return app.run(argc, argv, [&](ToolContext& ctx) {
     if (inputs.empty()) throw UsageError("command line", "no input image given (see frc --help)");
-    for (const auto& input : inputs) print_scan(std::cout, scan_stack(input, ctx.frames, ctx.quiet));
+    for (const auto& input : inputs) print_scan(std::cout, scan_stack(input, ctx.frames, ctx.params.get_int("Input/chunk frames"), ctx.quiet));
   });
 }

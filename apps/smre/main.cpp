@@ -19,6 +19,6 @@ int main(int argc, char** argv) {
   app.set_footer("Examples:\n  smre --print-params > my.prm\n  smre --params params/smre.prm image.tif");
   return app.run(argc, argv, [&](ToolContext& ctx) {
     if (input.empty()) throw UsageError("command line", "no input image given (see smre --help)");
-    print_scan(std::cout, scan_stack(input, ctx.frames, ctx.quiet));
+    print_scan(std::cout, scan_stack(input, ctx.frames, 256, ctx.quiet));
   });
 }

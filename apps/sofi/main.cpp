@@ -17,6 +17,6 @@ int main(int argc, char** argv) {
   app.set_footer("Examples:\n  sofi blinking.tif --frames 0:1000     summary of the frames that would be used");
   return app.run(argc, argv, [&](ToolContext& ctx) {
     if (input.empty()) throw UsageError("command line", "no input stack given (see sofi --help)");
-    print_scan(std::cout, scan_stack(input, ctx.frames, ctx.quiet));
+    print_scan(std::cout, scan_stack(input, ctx.frames, ctx.params.get_int("Input/chunk frames"), ctx.quiet));
   });
 }

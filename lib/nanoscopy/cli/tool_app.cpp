@@ -48,7 +48,7 @@ CLI::Option* ToolApp::bind(const std::string& flags, const std::string& path, co
   binding->is_flag = false;
   std::string text = help.empty() ? spec->doc : help;
   text += " [param '" + path + "']";
-  binding->option = app_.add_option(flags, binding->values, text)->expected(1)->default_str(spec->default_value);
+  binding->option = app_.add_option(flags, binding->value, text)->default_str(spec->default_value);
   auto* option = binding->option;
   bindings_.push_back(std::move(binding));
   return option;
@@ -88,17 +88,18 @@ int ToolApp::run(int argc, char** argv, const std::function<void(ToolContext&)>&
 
   try {
     set_quiet(quiet_);
-    if (app_.count("--print-params") > 0) {
-      const std::string format = print_params_.empty() ? "prm" : print_params_;
-      if (format != "prm" && format != "json") throw UsageError("--print-params", "format must be prm or json, not '" + format + "'");
-      schema_.print(std::cout, format);
-      return 0;
-    }
+    if (app_.count("--print-params") > 0 && !print_params_.empty() && print_params_ != "prm" && print_params_ != "json")
+      throw UsageError("--print-params", "format must be prm or json, not '" + print_params_ + "'");
     Params params = params_file_.empty() ? schema_.defaults() : schema_.resolve(load_param_file(params_file_));
     for (const auto& b : bindings_) {
       if (b->option->count() == 0) continue;
-      const std::string value = b->is_flag ? "true" : b->values.back();
+      const std::string value = b->is_flag ? "true" : b->value;
       params.set(b->path, value, ParamSource{"command line " + b->option->get_name(), 0});
+    }
+    if (app_.count("--print-params") > 0) {
+      // Without --params or options this is every default; with them, the values in effect.
+      params.print(std::cout, print_params_.empty() ? "prm" : print_params_);
+      return 0;
     }
     ToolContext context{params, select_device(DeviceRequest::parse(device_), quiet_),
                         frames_.empty() ? FrameRange{} : FrameRange::parse(frames_), quiet_};

@@ -51,7 +51,7 @@ class ToolApp {
   struct Binding {
     CLI::Option* option;
     std::string path;
-    std::vector<std::string> values;  // filled by CLI11
+    std::string value;  // filled by CLI11
     bool is_flag;
   };
 

@@ -35,7 +35,7 @@ void Progress::update(std::int64_t done) {
     last_draw_ = now;
     last_decile_ = decile;
     draw(done, false);
-  } else if (decile > last_decile_) {
+  } else if (decile > std::max(last_decile_, 0)) {  // 10 %, 20 %, ...: not the 0 % decile
     last_decile_ = decile;
     draw(done, false);
   }

@@ -10,16 +10,14 @@
 
 namespace nanoscopy {
 
-StackScan scan_stack(const std::string& spec, const FrameRange& frames, bool quiet) {
+StackScan scan_stack(const std::string& spec, const FrameRange& frames, std::int64_t chunk_frames, bool quiet) {
   const auto start = std::chrono::steady_clock::now();
   auto reader = open_stack(spec);
   StackScan scan;
   scan.info = reader->info();
   scan.range = frames.resolve(scan.info.frames, scan.info.path);
 
-  // About 64 MiB of float32 per chunk, at least one frame.
-  const std::int64_t chunk = std::max<std::int64_t>(1, (64LL << 20) / (4 * std::max<std::int64_t>(1, scan.info.pixels_per_frame())));
-  ChunkStream stream(*reader, scan.range, chunk);
+  ChunkStream stream(*reader, scan.range, chunk_frames);
   Progress progress("reading " + scan.info.path, scan.range.count(), quiet);
   double lo = std::numeric_limits<double>::infinity(), hi = -lo, sum = 0;
   std::int64_t finite = 0;

@@ -21,7 +21,8 @@ struct StackScan {
   double seconds = 0;                 // time spent reading and scanning
 };
 
-StackScan scan_stack(const std::string& spec, const FrameRange& frames, bool quiet);
+// Reads `chunk_frames` frames at a time.
+StackScan scan_stack(const std::string& spec, const FrameRange& frames, std::int64_t chunk_frames, bool quiet);
 
 // Human-readable summary, one fact per line.
 void print_scan(std::ostream& out, const StackScan& scan);
