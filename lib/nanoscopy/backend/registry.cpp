@@ -7,10 +7,12 @@
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/fit/fit.hpp"
+#include "nanoscopy/fit/fit_timing.hpp"
 
 #if NANOSCOPY_HAVE_CUDA
 #include "common/device_query.hpp"
 #include "fit/fit_plan.hpp"
+#include "fit/fit_timing.hpp"
 #endif
 
 namespace nanoscopy {
@@ -50,6 +52,17 @@ std::unique_ptr<FitBackend> make_fit_backend(const Device& device, const FitSett
   return cuda::make_cuda_fit_backend(device.gpus, settings);
 #else
   throw DeviceError("--device", "this build has no CUDA backend");
+#endif
+}
+
+std::optional<double> time_device_resident_fit(const Device& device, const FitSettings& settings,
+                                               const RoiBatch& batch, int repeats, std::span<FitResult> out) {
+  if (device.kind == DeviceKind::cpu || device.gpus.empty()) return std::nullopt;
+#if NANOSCOPY_HAVE_CUDA
+  return cuda::time_device_resident_fit(device.gpus.front(), settings, batch, repeats, out);
+#else
+  (void)settings, (void)batch, (void)repeats, (void)out;
+  return std::nullopt;
 #endif
 }
 
