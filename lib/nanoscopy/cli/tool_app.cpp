@@ -36,6 +36,7 @@ ToolApp::ToolApp(std::string tool, std::string description, const Schema& schema
       ->default_str("auto");
   app_.add_flag("-q,--quiet", quiet_, "No progress display or notes on stderr");
   app_.get_formatter()->column_width(34);
+  app_.fallthrough();  // common options may follow a subcommand (bench fit2d -q)
 }
 
 void ToolApp::set_footer(const std::string& text) { app_.footer(text + "\n\n" + exit_code_help()); }

@@ -331,7 +331,8 @@ void print_markdown(std::ostream& out, const json& doc) {
     out << "\n### Stop conditions and iterations\n\n| device | signal:bg | stop conditions | iterations 0…max |\n|---|---|---|---|\n";
     for (const auto& c : doc["accuracy"]) {
       std::string shares;
-      for (const auto& [name, v] : c["stop_shares"].items()) shares += name + " " + fmt(100 * v.get<double>(), 3) + " %, ";
+      for (const auto& [name, v] : c["stop_shares"].items())
+        shares += (shares.empty() ? "" : ", ") + name + " " + fmt(100 * v.get<double>(), 3) + " %";
       std::string hist;
       for (const auto& v : c["iterations_hist"]) hist += std::to_string(v.get<std::int64_t>()) + " ";
       out << "| " << c["device"].get<std::string>() << " | " << c["signal"].get<double>() << ":" << c["background"].get<double>()
