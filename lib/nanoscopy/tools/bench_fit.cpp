@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "nanoscopy/commit.hpp"
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
