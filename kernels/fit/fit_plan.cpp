@@ -1,4 +1,5 @@
 #include "fit/fit_plan.hpp"
+#include "common/parallel_copy.hpp"
 
 #include <cuda_runtime.h>
 
@@ -16,29 +17,13 @@
 namespace nanoscopy::cuda {
 namespace {
 
-constexpr std::int64_t min_pipeline_chunk = 16384;  // below this, one chunk
+// Chunks of at least this many pixel bytes (and fits) stream through the
+// slots, so the host copy of one overlaps the transfer and fit of another.
+constexpr std::int64_t min_chunk_bytes = 256 << 10;
+constexpr std::int64_t min_chunk_fits = 512;
+constexpr std::int64_t min_split_fits = 16384;      // cuda:all splits batches above this
 constexpr std::int64_t max_chunk_cap = 1 << 20;     // bounds the pinned staging
 constexpr std::int64_t pipeline_chunks = 8;         // a large batch is cut into about this many
-
-// Host copies into and out of pinned staging bound large transfers (one thread
-// moves ~6–10 GB/s, PCIe ~50 GB/s): big copies are split over a few threads.
-void staged_copy(void* dst, const void* src, std::size_t bytes) {
-  constexpr std::size_t split_above = 4u << 20;
-  const unsigned parts = std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
-  if (bytes < split_above || parts == 1) {
-    std::memcpy(dst, src, bytes);
-    return;
-  }
-  std::vector<std::thread> helpers;
-  const std::size_t step = (bytes + parts - 1) / parts;
-  for (unsigned i = 1; i < parts; ++i) {
-    const std::size_t begin = std::min(bytes, i * step), end = std::min(bytes, begin + step);
-    helpers.emplace_back(
-        [=] { std::memcpy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin, end - begin); });
-  }
-  std::memcpy(dst, src, std::min(bytes, step));
-  for (auto& t : helpers) t.join();
-}
 
 bool is_pinned(const void* p) {
   if (!p) return false;
@@ -73,6 +58,7 @@ struct FitPlan::Impl {
   FitSettings settings;
   FitPlanOptions options;
   std::vector<Slot> slots;
+  ParallelCopy copier;
 
   template <typename T>
   static void grow(DeviceBuffer<T>& b, std::size_t n) {
@@ -93,14 +79,20 @@ struct FitPlan::Impl {
     if (!s.busy) return;
     s.stream.synchronize();
     if (s.pending_staged)
-      staged_copy(s.pending_dst, s.h_out.get(), static_cast<std::size_t>(s.pending_count) * sizeof(FitResult));
+      copier.copy(s.pending_dst, s.h_out.get(), static_cast<std::size_t>(s.pending_count) * sizeof(FitResult));
     s.busy = false;
   }
 
+  mutable std::size_t free_bytes = 0;  // device memory free when the plan first sized a chunk
+
   std::int64_t chunk_capacity(std::int64_t bytes_per_fit) const {
     if (options.max_chunk_fits > 0) return options.max_chunk_fits;
-    std::size_t free_bytes = 0, total_bytes = 0;
-    NANOSCOPY_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    // cudaMemGetInfo costs tens of µs, a large share of a small call: ask once
+    // per plan (what the plan itself allocated later is counted in that share).
+    if (free_bytes == 0) {
+      std::size_t total_bytes = 0;
+      NANOSCOPY_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    }
     // A quarter of the free memory over the slots, leaving room for others.
     const std::int64_t by_memory =
         static_cast<std::int64_t>(free_bytes / 4) / static_cast<std::int64_t>(slots.size()) / bytes_per_fit;
@@ -185,9 +177,10 @@ void FitPlan::fit(const RoiBatch& batch, std::span<FitResult> out) {
   const std::int64_t bytes_per_fit = pixel_bytes + static_cast<std::int64_t>(sizeof(FitResult)) +
                                      (with_guesses ? static_cast<std::int64_t>(sizeof(SpotGuess)) : 0);
   const std::int64_t cap = im.chunk_capacity(bytes_per_fit);
+  const std::int64_t min_chunk = std::max(min_chunk_fits, min_chunk_bytes / pixel_bytes);
   std::int64_t chunk = batch.count;
-  if (batch.count > 2 * min_pipeline_chunk)
-    chunk = std::clamp((batch.count + pipeline_chunks - 1) / pipeline_chunks, min_pipeline_chunk, batch.count);
+  if (batch.count >= 2 * min_chunk)
+    chunk = std::clamp((batch.count + pipeline_chunks - 1) / pipeline_chunks, min_chunk, batch.count);
   chunk = std::min(chunk, cap);
 
   const bool direct_in = is_pinned(batch.pixels) && (!with_guesses || is_pinned(batch.initial));
@@ -215,7 +208,7 @@ void FitPlan::fit(const RoiBatch& batch, std::span<FitResult> out) {
       const SpotGuess* guesses_from = with_guesses ? batch.initial + first : nullptr;
       if (!direct_in) {
         Impl::grow(s.h_pixels, static_cast<std::size_t>(chunk * pixel_bytes));
-        staged_copy(s.h_pixels.get(), pixels_from, static_cast<std::size_t>(count * pixel_bytes));
+        im.copier.copy(s.h_pixels.get(), pixels_from, static_cast<std::size_t>(count * pixel_bytes));
         pixels_from = s.h_pixels.get();
         if (with_guesses) {
           Impl::grow(s.h_guesses, static_cast<std::size_t>(chunk));
@@ -276,7 +269,7 @@ class CudaFitBackend final : public FitBackend {
       throw UsageError("fit", "the result buffer holds " + std::to_string(out.size()) + " fits, the batch " +
                                   std::to_string(batch.count));
     const std::int64_t parts = std::min<std::int64_t>(static_cast<std::int64_t>(plans_.size()),
-                                                      std::max<std::int64_t>(1, batch.count / min_pipeline_chunk));
+                                                      std::max<std::int64_t>(1, batch.count / min_split_fits));
     if (parts <= 1) {
       plans_.front().fit(batch, out);
       return;
