@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <unistd.h>
+
 #include <filesystem>
 
 #include "support/test_support.hpp"
@@ -145,6 +147,19 @@ TEST_CASE("bad input: one line, a distinct exit code, no output file") {
   CHECK(r.exit_code == 4);
   check_one_error_line(r, "bench", "nope");
   CHECK_FALSE(fs::exists(dir / "nope"));
+
+  // A directory the user may not write to (run as nobody: root writes anywhere).
+  if (::geteuid() == 0 && fs::exists("/usr/bin/setpriv")) {
+    fs::create_directory(dir / "ro");
+    fs::permissions(dir / "ro", fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                    fs::perms::others_read | fs::perms::others_exec);
+    fs::permissions(dir.path(), fs::perms::others_exec | fs::perms::others_read, fs::perm_options::add);
+    const auto ro = run_command("setpriv --reuid=65534 --regid=65534 --clear-groups " + shell_quote(app_path("bench")) +
+                                " -q simulate movie --frames 2 -o " + shell_quote((dir / "ro" / "m.tif").string()));
+    CHECK(ro.exit_code == 4);
+    check_one_error_line(ro, "bench", "is not writable");
+    CHECK(fs::is_empty(dir / "ro"));
+  }
 }
 
 TEST_CASE("--device cuda without a usable GPU is a device error (exit 5), never a CPU run") {

@@ -61,9 +61,9 @@ Agreement compare(const std::vector<FitResult>& gpu, const std::vector<FitResult
     if (c.status == FitStatus::nan) continue;
     const double scale = std::isfinite(c.amplitude) ? std::max(std::abs(static_cast<double>(c.amplitude)), 1.0) : 1.0;
     // Flagged fits (left_roi after a wild step) may hold ±inf: equal non-finite values agree.
-    const auto near = [](float a, float b, double tol) {
-      return (std::isfinite(a) && std::isfinite(b)) ? std::abs(static_cast<double>(a) - b) <= tol
-                                                    : (std::isnan(a) && std::isnan(b)) || a == b;
+    const auto near = [](float u, float v, double tol) {
+      return (std::isfinite(u) && std::isfinite(v)) ? std::abs(static_cast<double>(u) - v) <= tol
+                                                    : (std::isnan(u) && std::isnan(v)) || u == v;
     };
     const bool ok = near(g.x, c.x, tol_position) && near(g.y, c.y, tol_position) && near(g.sigma, c.sigma, tol_sigma) &&
                     near(g.amplitude, c.amplitude, tol_relative * scale) &&

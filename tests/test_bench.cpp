@@ -1,0 +1,97 @@
+// bench as a user runs it: simulated data read back by independent readers,
+// the JSON that every figure is drawn from, and the plots themselves.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "support/test_support.hpp"
+
+using namespace nanoscopy::test;
+namespace fs = std::filesystem;
+
+namespace {
+CommandResult bench(const std::string& args) { return run_command(shell_quote(app_path("bench")) + " -q " + args); }
+}  // namespace
+
+TEST_CASE("bench simulate spots writes the paper's ROIs and their truth") {
+  REQUIRE_MESSAGE(python_available(), "Debian's python3 with numpy/tifffile/h5py is needed (scripts/install-deps)");
+  TempDir dir;
+  const auto tif = (dir / "spots.tif").string();
+  const auto r = bench("simulate spots -o " + shell_quote(tif) + " --size 9 --count 200 --signal 400 --background 40");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto check = run_command(shell_quote(NANOSCOPY_TEST_PYTHON) + " -c " +
+                                 shell_quote("import sys, tifffile, csv\n"
+                                             "a = tifffile.imread(sys.argv[1])\n"
+                                             "rows = list(csv.DictReader(open(sys.argv[2])))\n"
+                                             "assert a.shape == (200, 9, 9) and a.dtype.name == 'uint16', a.shape\n"
+                                             "assert len(rows) == 200\n"
+                                             "x = [float(r['x [px]']) for r in rows]\n"
+                                             "assert all(2 < v < 6 for v in x), min(x)\n"
+                                             "s = sum(a.reshape(200, -1).sum(1)) / 200\n"
+                                             "assert 400 < s < 480, s\n") +
+                                 " " + shell_quote(tif) + " " + shell_quote((dir / "spots_truth.csv").string()));
+  INFO(check.output);
+  CHECK(check.exit_code == 0);
+}
+
+TEST_CASE("bench fit2d writes every cell, the machine and the parameters; plot_bench draws them") {
+  TempDir dir;
+  const auto json_path = dir / "fit.json";
+  const auto r = bench("fit2d --devices cpu --sizes 5,9 --batches 10,300 --accuracy-fits 3000 --repeats 2 --json " +
+                       shell_quote(json_path.string()));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("### fits/s — cpu, host to host") != std::string::npos);
+  CHECK(r.output.find("### Accuracy") != std::string::npos);
+  const auto doc = nlohmann::json::parse(read_file(json_path));
+  CHECK(doc["machine"].contains("cpu"));
+  CHECK(doc["machine"].contains("gpus"));
+  CHECK(doc["commit"].get<std::string>().size() >= 7);
+  CHECK(doc["parameters"]["sizes"].size() == 2);
+  REQUIRE(doc["throughput"].size() == 4);
+  for (const auto& c : doc["throughput"]) {
+    for (const char* key : {"size", "batch", "device", "timing", "fits_per_s", "latency_us"}) CHECK(c.contains(key));
+    CHECK(c["fits_per_s"].get<double>() > 0);
+    CHECK(c["timing"] == "host");
+  }
+  REQUIRE(doc["accuracy"].size() == 3);
+  for (const auto& c : doc["accuracy"]) {
+    for (const char* key : {"size", "signal", "background", "n", "x_median", "x_mean", "x_std", "y_median", "y_mean",
+                            "y_std", "sigma_median", "sigma_mean", "sigma_std", "crb_x_median", "iterations_hist",
+                            "stop_shares"})
+      CHECK(c.contains(key));
+    CHECK(c["converged_fraction"].get<double>() >= 0.999);
+    // The estimator cannot beat the Cramér–Rao bound, and stays near the paper's figures.
+    CHECK(c["x_median"].get<double>() > c["crb_x_median"].get<double>());
+    if (c["signal"] == 400) CHECK(c["x_median"].get<double>() == doctest::Approx(0.0464).epsilon(0.15));
+  }
+  REQUIRE_MESSAGE(python_available(), "Debian's python3 is needed for the plots");
+  const auto plots = run_command(shell_quote(NANOSCOPY_TEST_PYTHON) + " " +
+                                 shell_quote(std::string(NANOSCOPY_SOURCE_DIR) + "/scripts/plot_bench.py") + " " +
+                                 shell_quote(json_path.string()) + " -o " + shell_quote(dir.path().string()));
+  INFO(plots.output);
+  CHECK(plots.exit_code == 0);
+  for (const char* png : {"fig2_time_per_call.png", "fig3_fits_per_s.png", "fig7_errors.png", "fig8_iterations.png"})
+    CHECK(fs::file_size(dir / png) > 1000);
+}
+
+TEST_CASE("bench io indexes and reads a stack and reports it") {
+  TempDir dir;
+  const auto r = bench("io --pages 3000 --size 4 --dir " + shell_quote(dir.path().string()) + " --json " +
+                       shell_quote((dir / "io.json").string()));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto doc = nlohmann::json::parse(read_file(dir / "io.json"));
+  CHECK(doc["pages"] == 3000);
+  CHECK(doc["index_s"].get<double>() > 0);
+  CHECK(fs::directory_iterator(dir.path())->path().filename() == "io.json");  // the test stack is removed
+}
+
+TEST_CASE("bench refuses bad grids before measuring") {
+  CHECK(bench("fit2d --sizes 40").exit_code == 2);
+  CHECK(bench("fit2d --batches 0").exit_code == 2);
+  CHECK(bench("fit2d --devices nowhere").exit_code == 2);
+  CHECK(bench("fit2d --json /nonexistent/dir/x.json").exit_code == 4);
+}
