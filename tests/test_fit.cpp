@@ -23,15 +23,8 @@ namespace {
 
 std::vector<FitResult> fit_cpu(const SimulatedSpots& s, const FitSettings& st, bool u16, int threads = 0,
                                const SpotGuess* initial = nullptr) {
-  RoiBatch b;
-  b.pixels = u16 ? static_cast<const void*>(s.pixels_u16.data()) : s.pixels.data();
-  b.type = u16 ? PixelType::u16 : PixelType::f32;
-  b.count = s.count;
-  b.width = s.width;
-  b.height = s.height;
-  b.initial = initial;
   std::vector<FitResult> out(static_cast<std::size_t>(s.count));
-  make_cpu_fit_backend(st, threads)->fit(b, out);
+  make_cpu_fit_backend(st, threads)->fit(s.batch(u16 ? PixelType::u16 : PixelType::f32, initial), out);
   return out;
 }
 

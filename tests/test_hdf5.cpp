@@ -13,6 +13,9 @@
 #include "nanoscopy/io/stack_reader.hpp"
 #include "support/test_support.hpp"
 
+using nanoscopy::test::contains;
+using nanoscopy::test::expect_error;
+
 namespace {
 
 using namespace nanoscopy;
@@ -112,21 +115,6 @@ void check_shape(const StackReader& reader, std::int64_t frames, std::int64_t he
   CHECK(reader.info().format == "hdf5");
 }
 
-// The InputError thrown by `open`, or a failed check when none is thrown.
-InputError input_error(const std::function<void()>& open) {
-  try {
-    open();
-  } catch (const InputError& e) {
-    return e;
-  }
-  FAIL("no InputError thrown");
-  return InputError("", "");
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 }  // namespace
 
 TEST_CASE("h5py stacks of every pixel type are read pixel for pixel") {
@@ -175,7 +163,7 @@ TEST_CASE("contiguous, odd-chunked, gzip, big-endian and checksummed datasets") 
 
 TEST_CASE("a filter this HDF5 library lacks (h5py's LZF) is named at open time") {
   const auto path = fixture("layout_lzf.h5").string();
-  const auto e = input_error([&] { open_stack(path); });
+  const auto e = expect_error<InputError>([&] { open_stack(path); });
   CHECK(e.where() == path);
   CHECK(contains(e.what(), "lzf"));
   CHECK(contains(e.what(), "/data"));
@@ -212,14 +200,14 @@ TEST_CASE("the only 2-D/3-D numeric dataset is found in nested groups, and can b
 
 TEST_CASE("several candidates: an error listing them; file.h5:/name picks one") {
   const auto common = fixture("two_common.h5").string();
-  auto e = input_error([&] { open_stack(common); });
+  auto e = expect_error<InputError>([&] { open_stack(common); });
   CHECK(e.where() == common);
   CHECK(contains(e.what(), "/data"));
   CHECK(contains(e.what(), "/ImageData"));
   CHECK(contains(e.what(), "two_common.h5:/data"));
 
   const auto other = fixture("two_other.h5").string();
-  e = input_error([&] { open_stack(other); });
+  e = expect_error<InputError>([&] { open_stack(other); });
   CHECK(contains(e.what(), "/movie_a"));
   CHECK(contains(e.what(), "/group/movie_b"));
 
@@ -235,42 +223,42 @@ TEST_CASE("several candidates: an error listing them; file.h5:/name picks one") 
 }
 
 TEST_CASE("datasets that are not image stacks are refused with the reason") {
-  auto e = input_error([&] { open_stack(fixture("rank4.h5").string()); });
+  auto e = expect_error<InputError>([&] { open_stack(fixture("rank4.h5").string()); });
   CHECK(e.where() == fixture("rank4.h5").string());
   CHECK(contains(e.what(), "/data"));
   CHECK(contains(e.what(), "rank 4"));
 
-  e = input_error([&] { open_stack(fixture("rank1.h5").string()); });
+  e = expect_error<InputError>([&] { open_stack(fixture("rank1.h5").string()); });
   CHECK(contains(e.what(), "/data"));
   CHECK(contains(e.what(), "rank 1"));
 
-  e = input_error([&] { open_stack(fixture("strings.h5").string()); });
+  e = expect_error<InputError>([&] { open_stack(fixture("strings.h5").string()); });
   CHECK(contains(e.what(), "/data"));
   CHECK(contains(e.what(), "string"));
 
-  e = input_error([&] { open_stack(fixture("compound.h5").string() + ":/data"); });
+  e = expect_error<InputError>([&] { open_stack(fixture("compound.h5").string() + ":/data"); });
   CHECK(contains(e.what(), "compound"));
 
-  e = input_error([&] { open_stack(fixture("zero_frames.h5").string()); });
+  e = expect_error<InputError>([&] { open_stack(fixture("zero_frames.h5").string()); });
   CHECK(contains(e.what(), "empty"));
 
-  e = input_error([&] { open_stack(fixture("no_images.h5").string()); });
+  e = expect_error<InputError>([&] { open_stack(fixture("no_images.h5").string()); });
   CHECK(contains(e.what(), "/x (1-D float64 3)"));
   CHECK(contains(e.what(), "/meta/y (1-D float64 4)"));
 
-  e = input_error([&] { open_stack(fixture("only_groups.h5").string()); });
+  e = expect_error<InputError>([&] { open_stack(fixture("only_groups.h5").string()); });
   CHECK(contains(e.what(), "no datasets"));
 }
 
 TEST_CASE("a named dataset that is missing or a group") {
   const auto path = fixture("two_other.h5").string();
-  auto e = input_error([&] { open_stack(path + ":/nope"); });
+  auto e = expect_error<InputError>([&] { open_stack(path + ":/nope"); });
   CHECK(e.where() == path);
   CHECK(contains(e.what(), "no dataset /nope"));
   CHECK(contains(e.what(), "/group/movie_b"));  // lists what there is
-  e = input_error([&] { open_stack(path + ":/group/deeper/nope"); });
+  e = expect_error<InputError>([&] { open_stack(path + ":/group/deeper/nope"); });
   CHECK(contains(e.what(), "no dataset /group/deeper/nope"));
-  e = input_error([&] { open_stack(path + ":/group"); });
+  e = expect_error<InputError>([&] { open_stack(path + ":/group"); });
   CHECK(contains(e.what(), "/group is a group, not a dataset"));
 }
 
@@ -283,7 +271,7 @@ TEST_CASE("pixel size from dataset or file attributes") {
 TEST_CASE("reading outside the stack is an InputError naming the file") {
   auto reader = open_stack(fixture("type_uint16.h5").string());
   std::vector<std::uint16_t> buffer(static_cast<std::size_t>(3 * kY * kX));
-  const auto e = input_error([&] { reader->read_raw(kT - 1, 2, buffer.data()); });
+  const auto e = expect_error<InputError>([&] { reader->read_raw(kT - 1, 2, buffer.data()); });
   CHECK(contains(e.where(), fixture("type_uint16.h5").string()));
   CHECK(contains(e.what(), "outside"));
 }
@@ -296,14 +284,14 @@ TEST_CASE("an empty or a text file named .h5 is an InputError naming the file") 
   test::write_file(text, "this is not HDF5 at all, just some text that someone named .h5\n");
   for (const auto& path : {empty, text}) {
     CAPTURE(path);
-    auto e = input_error([&] { open_stack(path); });
+    auto e = expect_error<InputError>([&] { open_stack(path); });
     CHECK(e.where() == path);
-    e = input_error([&] { detail::open_hdf5(path, ""); });
+    e = expect_error<InputError>([&] { detail::open_hdf5(path, ""); });
     CHECK(e.where() == path);
   }
-  CHECK(contains(input_error([&] { detail::open_hdf5(empty, ""); }).what(), "empty"));
-  CHECK(contains(input_error([&] { detail::open_hdf5(text, ""); }).what(), "not an HDF5 file"));
-  CHECK(contains(input_error([&] { detail::open_hdf5((dir / "missing.h5").string(), ""); }).what(), "no such file"));
+  CHECK(contains(expect_error<InputError>([&] { detail::open_hdf5(empty, ""); }).what(), "empty"));
+  CHECK(contains(expect_error<InputError>([&] { detail::open_hdf5(text, ""); }).what(), "not an HDF5 file"));
+  CHECK(contains(expect_error<InputError>([&] { detail::open_hdf5((dir / "missing.h5").string(), ""); }).what(), "no such file"));
 }
 
 namespace {

@@ -15,23 +15,15 @@
 
 using namespace nanoscopy;
 
+using nanoscopy::test::contains;
+using nanoscopy::test::expect_error;
+
 namespace {
 
 const std::string source_dir = NANOSCOPY_SOURCE_DIR;
 
-// The UsageError thrown by `f`; fails the test if none is thrown.
-UsageError usage_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UsageError& e) {
-    return e;
-  }
-  FAIL("no UsageError thrown");
-  return UsageError("", "");
-}
-
 void check_error(const std::function<void()>& f, const std::string& where, const std::string& fragment) {
-  const UsageError e = usage_error(f);
+  const UsageError e = expect_error<UsageError>(f);
   CHECK(e.where() == where);
   CHECK_MESSAGE(std::string(e.what()).find(fragment) != std::string::npos, e.message());
 }
@@ -288,7 +280,7 @@ TEST_CASE("load_param_file: format by extension or content; missing files") {
 TEST_CASE("unknown parameters: file:line and the closest valid key") {
   const Schema s = smre_schema();
   SUBCASE("a typo in the key") {
-    const UsageError e = usage_error([&] { s.resolve(prm("subsection input data\n  set sgma = 3\nend\n")); });
+    const UsageError e = expect_error<UsageError>([&] { s.resolve(prm("subsection input data\n  set sgma = 3\nend\n")); });
     CHECK(e.message() == "f.prm:2: unknown parameter 'input data/sgma' (did you mean 'input data/sigma'?)");
   }
   SUBCASE("a key in the wrong subsection, a misspelt subsection, wrong case") {
@@ -302,7 +294,7 @@ TEST_CASE("unknown parameters: file:line and the closest valid key") {
                 "did you mean 'program flow control/maximum iterations'?");
   }
   SUBCASE("nothing close: no suggestion; a subsection used as a key") {
-    const UsageError e = usage_error([&] { s.resolve(prm("\nset qqqqqqqq = 3\n")); });
+    const UsageError e = expect_error<UsageError>([&] { s.resolve(prm("\nset qqqqqqqq = 3\n")); });
     CHECK(e.where() == "f.prm:2");
     CHECK(std::string(e.what()).find("did you mean") == std::string::npos);
     check_error([&] { s.resolve(json("{\"output\": 3}")); }, "f.json:1", "'output' is a subsection, not a parameter");
@@ -322,7 +314,7 @@ TEST_CASE("type and range errors") {
     s.resolve(prm("subsection input data\n  set " + key + " = " + v + "\nend\n"));
   };
   {
-    const UsageError e = usage_error([&] { in_section("sigma", "abc"); });
+    const UsageError e = expect_error<UsageError>([&] { in_section("sigma", "abc"); });
     CHECK(e.message() ==
           "f.prm:2: 'abc' is not a valid real for 'input data/sigma' (expected a finite number in (0, inf))");
   }

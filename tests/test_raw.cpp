@@ -15,6 +15,9 @@
 #include "nanoscopy/io/stack_reader.hpp"
 #include "support/test_support.hpp"
 
+using nanoscopy::test::contains;
+using nanoscopy::test::expect_error;
+
 namespace {
 
 using namespace nanoscopy;
@@ -66,20 +69,6 @@ void check_same_as_numpy(StackReader& reader, const fs::path& raw) {
     if (ours[i] != static_cast<double>(static_cast<float>(movie.pixels[i])) && ++mismatches <= 5)
       FAIL_CHECK("pixel " << i << ": ours " << ours[i] << ", numpy " << movie.pixels[i]);
   CHECK(mismatches == 0);
-}
-
-InputError input_error(const std::function<void()>& open) {
-  try {
-    open();
-  } catch (const InputError& e) {
-    return e;
-  }
-  FAIL("no InputError thrown");
-  return InputError("", "");
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 std::string swap_every(std::string bytes, std::size_t width) {
@@ -158,7 +147,7 @@ TEST_CASE("truncated, overlong, or without its yaml: InputError naming the file"
   const auto truncated = dir / "truncated.raw";
   test::write_file(truncated, bytes.substr(0, bytes.size() - 100));
   test::write_file(dir / "truncated.yaml", yaml);
-  auto e = input_error([&] { open_stack(truncated.string()); });
+  auto e = expect_error<InputError>([&] { open_stack(truncated.string()); });
   CHECK(e.where() == truncated.string());
   CHECK(contains(e.what(), "truncated"));
   CHECK(contains(e.what(), "204700 bytes"));
@@ -166,13 +155,13 @@ TEST_CASE("truncated, overlong, or without its yaml: InputError naming the file"
   const auto longer = dir / "longer.raw";
   test::write_file(longer, bytes + std::string(64, '\0'));
   test::write_file(dir / "longer.yaml", yaml);
-  e = input_error([&] { open_stack(longer.string()); });
+  e = expect_error<InputError>([&] { open_stack(longer.string()); });
   CHECK(e.where() == longer.string());
   CHECK(contains(e.what(), "longer"));
 
   const auto lonely = dir / "lonely.raw";
   test::write_file(lonely, bytes);
-  e = input_error([&] { open_stack(lonely.string()); });
+  e = expect_error<InputError>([&] { open_stack(lonely.string()); });
   CHECK(e.where() == lonely.string());
   CHECK(contains(e.what(), (dir / "lonely.yaml").string()));
 }
@@ -184,7 +173,7 @@ TEST_CASE("broken or unsupported yaml metadata: InputError naming the yaml") {
   test::write_file(raw, std::string(2 * 3 * 4 * 2, '\0'));
   const auto error_for = [&](const std::string& text) {
     test::write_file(yaml, text);
-    return input_error([&] { detail::open_picasso_raw(raw.string()); });
+    return expect_error<InputError>([&] { detail::open_picasso_raw(raw.string()); });
   };
   auto e = error_for("Width: 4\nHeight: [3\n");
   CHECK(contains(e.where(), yaml.string()));

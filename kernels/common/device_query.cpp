@@ -4,8 +4,8 @@
 
 namespace nanoscopy::cuda {
 
-std::vector<GpuProperties> query_gpus(std::string* why_none) {
-  std::vector<GpuProperties> gpus;
+std::vector<GpuInfo> query_gpus(std::string* why_none) {
+  std::vector<GpuInfo> gpus;
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
@@ -16,7 +16,7 @@ std::vector<GpuProperties> query_gpus(std::string* why_none) {
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
-    GpuProperties g;
+    GpuInfo g;
     g.index = i;
     g.name = prop.name;
     g.cc_major = prop.major;

@@ -5,21 +5,13 @@
 #include <string>
 #include <vector>
 
-namespace nanoscopy::cuda {
+#include "nanoscopy/backend/device.hpp"
 
-struct GpuProperties {
-  int index = 0;
-  std::string name;
-  int cc_major = 0;
-  int cc_minor = 0;
-  std::size_t total_memory = 0;
-  std::size_t free_memory = 0;
-  int multiprocessors = 0;
-};
+namespace nanoscopy::cuda {
 
 // Every visible device; empty when there is no driver or no GPU (never throws).
 // `why_none` says why the list is empty (e.g. "no CUDA driver").
-std::vector<GpuProperties> query_gpus(std::string* why_none = nullptr);
+std::vector<GpuInfo> query_gpus(std::string* why_none = nullptr);
 int driver_version();   // e.g. 13000; 0 without a driver
 int runtime_version();
 

@@ -31,14 +31,7 @@ constexpr double tol_sigma = 1e-3;     // px
 constexpr double tol_relative = 1e-3;  // α, β relative to max(|α|, 1)
 
 RoiBatch batch_of(const SimulatedSpots& s, bool u16, const SpotGuess* initial = nullptr) {
-  RoiBatch b;
-  b.pixels = u16 ? static_cast<const void*>(s.pixels_u16.data()) : s.pixels.data();
-  b.type = u16 ? PixelType::u16 : PixelType::f32;
-  b.count = s.count;
-  b.width = s.width;
-  b.height = s.height;
-  b.initial = initial;
-  return b;
+  return s.batch(u16 ? PixelType::u16 : PixelType::f32, initial);
 }
 
 struct Agreement {

@@ -2,7 +2,10 @@
 // independent Python readers/writers, running the built apps.
 #pragma once
 
+#include <doctest/doctest.h>
+
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,6 +47,20 @@ std::string app_path(const std::string& app);
 std::filesystem::path peer_file(const std::string& name);
 
 std::string shell_quote(const std::string& s);
+
+// The exception of type E thrown by `f`; fails the test if none is thrown.
+template <typename E>
+E expect_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e;
+  }
+  FAIL("the expected exception was not thrown");
+  return E("", "");
+}
+
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // Writes `bytes` to a file (for fixtures such as truncated or fake files).
 void write_file(const std::filesystem::path& path, const std::string& bytes);

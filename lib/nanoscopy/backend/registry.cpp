@@ -22,8 +22,7 @@ bool cuda_compiled() { return NANOSCOPY_HAVE_CUDA != 0; }
 std::vector<GpuInfo> list_gpus(std::string* why_none) {
   std::vector<GpuInfo> out;
 #if NANOSCOPY_HAVE_CUDA
-  for (const auto& g : cuda::query_gpus(why_none))
-    out.push_back({g.index, g.name, g.cc_major, g.cc_minor, g.total_memory, g.free_memory, g.multiprocessors});
+  out = cuda::query_gpus(why_none);
 #else
   if (why_none) *why_none = "this build has no CUDA backend (configured with NANOSCOPY_CUDA=OFF or without nvcc)";
 #endif

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "nanoscopy/fit/fit_types.hpp"
+#include "nanoscopy/fit/fit.hpp"
 
 namespace nanoscopy {
 
@@ -37,6 +37,12 @@ struct SimulatedSpots {
   std::vector<float> pixels;              // count·width·height values, ROI-major, row-major
   std::vector<std::uint16_t> pixels_u16;  // the same values as uint16 (clamped to 65535)
   std::vector<SpotTruth> truth;
+
+  // A view of the ROIs as a batch: uint16 or float32 pixels, optional guesses.
+  RoiBatch batch(PixelType type, const SpotGuess* initial = nullptr) const {
+    return RoiBatch{type == PixelType::u16 ? static_cast<const void*>(pixels_u16.data()) : pixels.data(), type, count,
+                    width, height, initial};
+  }
 };
 
 SimulatedSpots simulate_spots(const SpotRecipe& recipe, std::int64_t count, std::uint64_t seed);

@@ -220,7 +220,7 @@ json accuracy_cell(const BenchDevice& dev, const FitSettings& settings, double s
   recipe.model = settings.model;
   const auto spots = simulate_spots(recipe, n, seed);
   std::vector<FitResult> out(static_cast<std::size_t>(n));
-  make_fit_backend(dev.device, settings)->fit(RoiBatch{spots.pixels_u16.data(), PixelType::u16, n, 9, 9, nullptr}, out);
+  make_fit_backend(dev.device, settings)->fit(spots.batch(PixelType::u16), out);
 
   std::vector<double> ex, ey, es, crb_x, crb_x_sd;
   double sigma_rel_bias = 0;
