@@ -177,34 +177,42 @@ void run_throughput(const FitBenchOptions& o, const std::vector<BenchDevice>& de
   const std::int64_t total = static_cast<std::int64_t>(o.sizes.size() * o.batches.size() * devices.size());
   Progress progress("bench fit2d throughput", total, quiet);
   std::int64_t done = 0;
-  for (int size : o.sizes) {
-    Pool pool;
-    SpotRecipe recipe;
-    recipe.width = recipe.height = size;
-    recipe.model = settings.model;
-    pool.spots = simulate_spots(recipe, std::min<std::int64_t>(max_batch, 65536), seed + static_cast<std::uint64_t>(size));
-    pool.tile(max_batch);
-    for (const auto& dev : devices) {
-      auto backend = make_fit_backend(dev.device, settings);
+  // One device at a time, GPUs first: the CPU backend's threads keep spinning
+  // for a while after a call and would disturb host-to-host GPU timings.
+  std::vector<const BenchDevice*> order;
+  for (const auto& d : devices)
+    if (d.device.kind != DeviceKind::cpu) order.push_back(&d);
+  for (const auto& d : devices)
+    if (d.device.kind == DeviceKind::cpu) order.push_back(&d);
+  for (const BenchDevice* dev : order) {
+    const bool cpu = dev->device.kind == DeviceKind::cpu;
+    auto backend = make_fit_backend(dev->device, settings);
+    for (int size : o.sizes) {
+      Pool pool;
+      SpotRecipe recipe;
+      recipe.width = recipe.height = size;
+      recipe.model = settings.model;
+      pool.spots = simulate_spots(recipe, std::min<std::int64_t>(max_batch, 65536), seed + static_cast<std::uint64_t>(size));
+      pool.tile(cpu ? std::min(max_batch, o.cpu_max_batch) : max_batch);
       for (std::int64_t batch : o.batches) {
         progress.update(done++);
-        if (dev.device.kind == DeviceKind::cpu && batch > o.cpu_max_batch) continue;
+        if (cpu && batch > o.cpu_max_batch) continue;
         RoiBatch b{pool.tiled.data(), PixelType::u16, batch, size, size, nullptr};
         std::vector<FitResult> out(static_cast<std::size_t>(batch));
         backend->fit(b, out);  // warm-up
         std::vector<double> seconds;
         const auto cell_start = Clock::now();
-        // At least `repeats` calls for the GPU; on the CPU stop early past 3 s.
-        for (int r = 0; r < repeats; ++r) {
+        // GPU: at least 10 calls; CPU: `repeats` calls, fewer past 3 s.
+        const int calls = cpu ? repeats : std::max(repeats, 10);
+        for (int r = 0; r < calls; ++r) {
           const auto t0 = Clock::now();
           backend->fit(b, out);
           seconds.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-          if (dev.device.kind == DeviceKind::cpu && std::chrono::duration<double>(Clock::now() - cell_start).count() > 3)
-            break;
+          if (cpu && std::chrono::duration<double>(Clock::now() - cell_start).count() > 3) break;
         }
-        cells.push_back(throughput_cell(size, batch, dev.label, "host", median_of(seconds), static_cast<int>(seconds.size())));
-        if (auto resident = time_device_resident_fit(dev.device, settings, b, std::max(repeats, 10), out))
-          cells.push_back(throughput_cell(size, batch, dev.label, "device", *resident, std::max(repeats, 10)));
+        cells.push_back(throughput_cell(size, batch, dev->label, "host", median_of(seconds), static_cast<int>(seconds.size())));
+        if (auto resident = time_device_resident_fit(dev->device, settings, b, std::max(repeats, 10), out))
+          cells.push_back(throughput_cell(size, batch, dev->label, "device", *resident, std::max(repeats, 10)));
       }
     }
   }
