@@ -23,7 +23,11 @@ constexpr std::int64_t min_chunk_bytes = 256 << 10;
 constexpr std::int64_t min_chunk_fits = 512;
 constexpr std::int64_t min_split_fits = 16384;      // cuda:all splits batches above this
 constexpr std::int64_t max_chunk_cap = 1 << 20;     // bounds the pinned staging
-constexpr std::int64_t pipeline_chunks = 8;         // a large batch is cut into about this many
+// Every chunk costs host time (a staging copy and three API calls) and a
+// small kernel runs far below the GPU's rate: a mid-size batch is cut into one
+// chunk per slot, a large one (2 MiB of pixels per chunk and more) into up to 8.
+constexpr std::int64_t max_pipeline_chunks = 8;
+constexpr std::int64_t bytes_per_extra_chunk = 2 << 20;
 
 bool is_pinned(const void* p) {
   if (!p) return false;
@@ -179,8 +183,11 @@ void FitPlan::fit(const RoiBatch& batch, std::span<FitResult> out) {
   const std::int64_t cap = im.chunk_capacity(bytes_per_fit);
   const std::int64_t min_chunk = std::max(min_chunk_fits, min_chunk_bytes / pixel_bytes);
   std::int64_t chunk = batch.count;
-  if (batch.count >= 2 * min_chunk)
-    chunk = std::clamp((batch.count + pipeline_chunks - 1) / pipeline_chunks, min_chunk, batch.count);
+  if (batch.count >= 2 * min_chunk) {
+    const std::int64_t slots = static_cast<std::int64_t>(im.slots.size());
+    const std::int64_t chunks = std::clamp(batch.count * pixel_bytes / bytes_per_extra_chunk, slots, max_pipeline_chunks);
+    chunk = std::clamp((batch.count + chunks - 1) / chunks, min_chunk, batch.count);
+  }
   chunk = std::min(chunk, cap);
 
   const bool direct_in = is_pinned(batch.pixels) && (!with_guesses || is_pinned(batch.initial));
