@@ -330,7 +330,7 @@ void print_markdown(std::ostream& out, const json& doc) {
         if (p.signal == c["signal"].get<double>() && p.background == c["background"].get<double>())
           paper = fmt(p.x_median) + " / " + fmt(p.x_mean);
       out << "| " << c["device"].get<std::string>() << " | " << c["signal"].get<double>() << ":" << c["background"].get<double>()
-          << " | " << c["n"] << " | " << fmt(100 * c["converged_fraction"].get<double>(), 5) << " % | "
+          << " | " << c["n"] << " | " << fmt(100 * c["converged_fraction"].get<double>(), 6) << " % | "
           << fmt(c["x_median"]) << " | " << fmt(c["x_mean"]) << " | " << fmt(c["x_std"]) << " | " << fmt(c["sigma_median"])
           << " | " << fmt(c["sigma_mean"]) << " | " << fmt(c["sigma_std"]) << " | "
           << fmt(100 * c["sigma_relative_bias"].get<double>(), 2) << " % | " << fmt(c["crb_x_median"]) << " | "
