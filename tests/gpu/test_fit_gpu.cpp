@@ -258,3 +258,22 @@ TEST_CASE("CUDA: the device-data entry point gives the host entry's results; 0 f
   cudaFree(d_out);
 }
 #endif
+
+TEST_CASE("cuda:all splits a batch over every GPU and gives the single-GPU results") {
+  SpotRecipe recipe;
+  recipe.width = recipe.height = 9;
+  const std::int64_t count = 100000;  // large enough to be split (one part per 16,384 fits at most)
+  const auto spots = simulate_spots(recipe, count, 77);
+  FitSettings st;
+  const Device all = select_device(DeviceRequest::parse("cuda:all"), true);
+  MESSAGE("cuda:all uses " << all.gpus.size() << " GPU(s)");
+  Device first = all;
+  first.gpus = {all.gpus.front()};
+  std::vector<FitResult> split(static_cast<std::size_t>(count)), single(static_cast<std::size_t>(count));
+  make_fit_backend(all, st)->fit(batch_of(spots, true), split);
+  make_fit_backend(first, st)->fit(batch_of(spots, true), single);
+  std::int64_t identical = 0;
+  for (std::int64_t k = 0; k < count; ++k)
+    identical += std::memcmp(&split[static_cast<std::size_t>(k)], &single[static_cast<std::size_t>(k)], sizeof(FitResult)) == 0;
+  CHECK(identical == count);
+}
