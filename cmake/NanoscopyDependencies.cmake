@@ -9,4 +9,3 @@ find_package(OpenMP)
 if(NANOSCOPY_TESTS)
   find_package(doctest CONFIG REQUIRED)        # doctest-dev
 endif()
-find_package(Python3 COMPONENTS Interpreter)  # scripts; tests use Debian's /usr/bin/python3

@@ -1,6 +1,7 @@
 #include "nanoscopy/backend/device.hpp"
 
 #include <charconv>
+#include <filesystem>
 #include <cstdio>
 #include <thread>
 
@@ -69,7 +70,10 @@ Device select_device(const DeviceRequest& request, bool quiet) {
   if (gpus.empty()) {
     if (request.mode == DeviceRequest::Mode::cuda)
       throw DeviceError("--device " + request.to_string(), "no usable GPU: " + why);
-    if (!quiet && cuda_compiled()) std::fprintf(stderr, "note: no usable GPU (%s); running on the CPU\n", why.c_str());
+    // Say so when a GPU is there but cannot be used (driver too old, busy, broken);
+    // a machine without an NVIDIA driver simply has no GPU to talk about.
+    if (!quiet && cuda_compiled() && std::filesystem::exists("/proc/driver/nvidia"))
+      std::fprintf(stderr, "note: the GPU cannot be used (%s); running on the CPU\n", why.c_str());
     return cpu;
   }
   Device d;
