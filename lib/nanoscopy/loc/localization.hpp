@@ -1,0 +1,26 @@
+// One localization: what fit2d finds, filters, writes and tracks.
+// Coordinates are camera pixels of the whole frame with the centre of pixel
+// (column i, row j) at (x, y) = (i, j) — Picasso's convention; writers convert
+// (ThunderSTORM adds 0.5 and multiplies by the pixel size).
+#pragma once
+
+#include <cstdint>
+
+#include "nanoscopy/fit/fit_types.hpp"
+
+namespace nanoscopy {
+
+struct Localization {
+  std::int64_t frame = 0;     // 0-based frame index in the stack
+  double x = 0, y = 0;        // px, pixel centre at integer
+  double sigma = 0;           // px (sx = sy: the model is symmetric)
+  double photons = 0;         // photons in the spot (integrated)
+  double background = 0;      // photons per pixel
+  double lpx = 0, lpy = 0;    // localization precision, px (Mortensen)
+  double chi2 = 0;            // normalized χ² of the fit (ADU²)
+  double net_gradient = 0;    // detection score (Picasso's name): smoothed peak above background, photons
+  std::int32_t iterations = 0;
+  FitStatus status = FitStatus::invalid_roi;
+};
+
+}  // namespace nanoscopy
