@@ -99,6 +99,12 @@ class Schema {
   Schema& choice(const std::string& path, const std::string& def, std::vector<std::string> choices,
                  const std::string& doc);
 
+  // Another name for a parameter (other tools' spelling, e.g. ThunderSTORM's
+  // "Camera/offset" for "Camera/Baseline"): accepted in files and set(), never printed.
+  Schema& alias(const std::string& alias_path, const std::string& path);
+  // The parameter an alias names, or `path` itself.
+  const std::string& canonical(const std::string& path) const;
+
   const std::vector<ParamSpec>& specs() const { return specs_; }
   const ParamSpec* find(const std::string& path) const;
 
@@ -124,6 +130,7 @@ class Schema {
   std::string tool_;
   std::vector<ParamSpec> specs_;
   std::map<std::string, std::size_t> index_;  // path -> position in specs_
+  std::map<std::string, std::string> aliases_;
 };
 
 // Resolved, validated values. Holds its own copy of the schema.

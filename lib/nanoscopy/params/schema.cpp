@@ -175,6 +175,18 @@ Params Schema::defaults() const {
   return Params(*this);
 }
 
+Schema& Schema::alias(const std::string& alias_path, const std::string& path) {
+  if (!find(path)) throw std::logic_error("alias " + alias_path + " names unknown parameter " + path);
+  if (find(alias_path) || aliases_.count(alias_path)) throw std::logic_error("alias " + alias_path + " is taken");
+  aliases_[alias_path] = path;
+  return *this;
+}
+
+const std::string& Schema::canonical(const std::string& path) const {
+  const auto it = aliases_.find(path);
+  return it == aliases_.end() ? path : it->second;
+}
+
 Params Schema::resolve(const ParamTree& tree) const {
   std::vector<const ParamTree::value_type*> entries;
   entries.reserve(tree.size());
@@ -184,7 +196,15 @@ Params Schema::resolve(const ParamTree& tree) const {
            std::tie(b->second.source.file, b->second.source.line);
   });
   Params params(*this);
-  for (const auto* entry : entries) params.set(entry->first, entry->second.value, entry->second.source);
+  std::map<std::string, const ParamTree::value_type*> seen;  // canonical path -> first entry
+  for (const auto* entry : entries) {
+    const auto [it, fresh] = seen.emplace(canonical(entry->first), entry);
+    if (!fresh)
+      throw UsageError(entry->second.source.describe(),
+                       "'" + entry->first + "' sets the same parameter as '" + it->second->first + "' at " +
+                           it->second->second.source.describe());
+    params.set(entry->first, entry->second.value, entry->second.source);
+  }
   return params;
 }
 
@@ -193,7 +213,8 @@ Params::Params(const Schema& schema) : schema_(std::make_shared<const Schema>(sc
     values_[spec.path] = ParamEntry{spec.default_value, ParamSource{"default", 0}};
 }
 
-void Params::set(const std::string& path, const std::string& value, const ParamSource& source) {
+void Params::set(const std::string& given_path, const std::string& value, const ParamSource& source) {
+  const std::string& path = schema_->canonical(given_path);
   const ParamSpec* spec = schema_->find(path);
   if (!spec) throw UsageError(source.describe(), unknown_message(*schema_, path));
   const auto canonical = param_detail::canonical_value(*spec, value);
