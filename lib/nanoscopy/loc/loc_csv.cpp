@@ -1,0 +1,311 @@
+// ThunderSTORM CSV: the writer (over the streaming CSV table writer) and a reader
+// that finds its columns by name, so files from ThunderSTORM itself (other column
+// orders, extra columns, px units) read as well as ours.
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <optional>
+#include <string_view>
+
+#include "nanoscopy/core/error.hpp"
+#include "nanoscopy/io/table_writer.hpp"
+#include "nanoscopy/loc/loc_formats.hpp"
+
+namespace nanoscopy::detail {
+namespace {
+
+// Index of each column in the rows the writer appends.
+enum CsvColumn {
+  kId,
+  kFrame,
+  kX,
+  kY,
+  kSigma,
+  kIntensity,
+  kOffset,
+  kBkgstd,
+  kUncertainty,
+  kChi2,
+  kIterations,
+  kStatus,
+  kCount
+};
+
+std::vector<Column> thunderstorm_columns() {
+  // id as f64: written as an integer either way, and not limited to 2^32 rows.
+  return {{"id", ColumnType::f64},
+          {"frame", ColumnType::u32},
+          {"x [nm]", ColumnType::f32},
+          {"y [nm]", ColumnType::f32},
+          {"sigma [nm]", ColumnType::f32},
+          {"intensity [photon]", ColumnType::f32},
+          {"offset [photon]", ColumnType::f32},
+          {"bkgstd [photon]", ColumnType::f32},
+          {"uncertainty_xy [nm]", ColumnType::f32},
+          {"chi2", ColumnType::f32},
+          {"iterations", ColumnType::i32},
+          {"status", ColumnType::i32}};
+}
+
+class ThunderstormWriter final : public LocalizationWriter {
+ public:
+  ThunderstormWriter(const std::string& path, const LocWriterContext& ctx)
+      : LocalizationWriter(LocFormat::thunderstorm_csv, {path}),
+        pixel_size_(ctx.camera.pixel_size_nm),
+        table_(create_csv_writer(path, thunderstorm_columns())) {}
+
+  void append(std::span<const Localization> locs) override {
+    rows_.clear();
+    rows_.reserve(locs.size() * kCount);
+    double row[kCount];
+    std::int64_t id = counts_.written;
+    for (const Localization& l : locs) {
+      row[kId] = static_cast<double>(id + 1);
+      row[kFrame] = static_cast<double>(l.frame) + 1.0;
+      row[kX] = (l.x + 0.5) * pixel_size_;
+      row[kY] = (l.y + 0.5) * pixel_size_;
+      row[kSigma] = l.sigma * pixel_size_;
+      row[kIntensity] = l.photons;
+      row[kOffset] = l.background;
+      row[kBkgstd] = std::sqrt(std::max(l.background, 0.0));
+      row[kUncertainty] = l.lpx * pixel_size_;
+      row[kChi2] = l.chi2;
+      row[kIterations] = l.iterations;
+      row[kStatus] = static_cast<int>(l.status);
+      bool finite = true;
+      // As stored: a double beyond float's range would print as inf.
+      for (int c = kX; c <= kChi2; ++c) finite = finite && std::isfinite(static_cast<float>(row[c]));
+      if (!finite) {
+        ++counts_.non_finite;
+        continue;
+      }
+      rows_.insert(rows_.end(), row, row + kCount);
+      ++id;
+    }
+    table_->append(rows_);
+    counts_.written = id;
+  }
+
+  void finish() override { table_->finish(); }
+
+ private:
+  double pixel_size_;
+  std::unique_ptr<TableWriter> table_;
+  std::vector<double> rows_;
+};
+
+std::string_view trimmed(std::string_view f) {
+  const auto first = f.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return {};
+  return f.substr(first, f.find_last_not_of(" \t") - first + 1);
+}
+
+// One CSV record split into fields (RFC 4180 quotes; ThunderSTORM quotes only the labels). The
+// views point into `line`, or into `storage` for a record with quotes.
+void split_record(const std::string& line, std::vector<std::string_view>& fields, std::vector<std::string>& storage) {
+  fields.clear();
+  if (line.find('"') == std::string::npos) {  // the common case: no copies
+    std::size_t start = 0;
+    for (;;) {
+      const std::size_t comma = line.find(',', start);
+      fields.push_back(trimmed(std::string_view(line).substr(start, comma - start)));
+      if (comma == std::string::npos) return;
+      start = comma + 1;
+    }
+  }
+  storage.clear();
+  std::string field;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      storage.push_back(std::move(field));
+      field.clear();
+    } else {
+      field += c;
+    }
+  }
+  storage.push_back(std::move(field));
+  for (const auto& f : storage) fields.push_back(trimmed(f));
+}
+
+std::optional<double> parse_number(std::string_view text) {
+  // Java's spellings, as ThunderSTORM (Double.toString) writes them.
+  if (text == "NaN") return std::nan("");
+  if (text == "Infinity") return HUGE_VAL;
+  if (text == "-Infinity") return -HUGE_VAL;
+  const char* begin = text.data();
+  const char* end = begin + text.size();
+  if (begin != end && *begin == '+') ++begin;
+  double value = 0;
+  const auto result = std::from_chars(begin, end, value);
+  if (result.ec != std::errc() || result.ptr != end || begin == end) return std::nullopt;
+  return value;
+}
+
+// What a column holds and how its values convert to Localization units.
+enum class Field { ignored, frame, x, y, sigma, photons, background, lpx, chi2, iterations, status };
+enum class Unit { none, nm, px, um };
+
+struct ColumnRole {
+  Field field = Field::ignored;
+  Unit unit = Unit::none;
+};
+
+ColumnRole column_role(const std::string& label, const std::string& path) {
+  std::string name = label, unit;
+  if (const auto open = label.find(" ["); open != std::string::npos && label.back() == ']') {
+    name = label.substr(0, open);
+    unit = label.substr(open + 2, label.size() - open - 3);
+  }
+  const auto length_unit = [&]() {
+    if (unit == "nm") return Unit::nm;
+    if (unit == "px") return Unit::px;
+    if (unit == "um" || unit == "\xC2\xB5m") return Unit::um;
+    throw InputError(path, "column '" + label + "': unsupported unit '" + unit + "' (nm, px or um)");
+  };
+  const auto photon_unit = [&]() {
+    if (unit != "photon")
+      throw InputError(path, "column '" + label + "': only [photon] intensities can be read, not [" + unit + "]");
+    return Unit::none;
+  };
+  if (name == "frame") return {Field::frame, Unit::none};
+  if (name == "x") return {Field::x, length_unit()};
+  if (name == "y") return {Field::y, length_unit()};
+  if (name == "sigma") return {Field::sigma, length_unit()};
+  if (name == "intensity") return {Field::photons, photon_unit()};
+  if (name == "offset") return {Field::background, photon_unit()};
+  if (name == "uncertainty_xy" || name == "uncertainty") return {Field::lpx, length_unit()};
+  if (name == "chi2") return {Field::chi2, Unit::none};
+  if (name == "iterations") return {Field::iterations, Unit::none};
+  if (name == "status") return {Field::status, Unit::none};
+  return {};
+}
+
+}  // namespace
+
+std::unique_ptr<LocalizationWriter> create_thunderstorm_writer(const std::string& path, const LocWriterContext& ctx) {
+  return std::make_unique<ThunderstormWriter>(path, ctx);
+}
+
+LocalizationFile read_thunderstorm_csv(const std::string& path, double pixel_size_nm) {
+  if (!(pixel_size_nm > 0))
+    throw UsageError(path, "reading a ThunderSTORM CSV needs the pixel size (nm) to convert positions to pixels");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "cannot open the file");
+  std::string line;
+  if (!std::getline(in, line)) throw InputError(path, "the file is empty: no CSV header");
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line.size() >= 3 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);  // UTF-8 byte-order mark
+  std::vector<std::string_view> fields;
+  std::vector<std::string> storage;
+  split_record(line, fields, storage);
+  const std::vector<std::string> labels(fields.begin(), fields.end());
+  std::vector<ColumnRole> roles;
+  bool has[11] = {};
+  for (const auto& label : labels) {
+    const ColumnRole role = column_role(label, path);
+    if (role.field != Field::ignored && has[static_cast<int>(role.field)])
+      throw InputError(path, "column '" + label + "' appears twice");
+    has[static_cast<int>(role.field)] = true;
+    roles.push_back(role);
+  }
+  if (!has[static_cast<int>(Field::frame)]) throw InputError(path, "no frame column in the CSV header");
+  if (!has[static_cast<int>(Field::x)] || !has[static_cast<int>(Field::y)])
+    throw InputError(path, "no x or y column in the CSV header (\"x [nm]\", \"y [nm]\")");
+  const bool has_status = has[static_cast<int>(Field::status)];
+
+  // Length in the file → px of Localization; positions also move the pixel centre from i + 0.5 to i.
+  const auto to_px = [&](double v, Unit unit) {
+    switch (unit) {
+      case Unit::nm:
+        return v / pixel_size_nm;
+      case Unit::um:
+        return v * 1000.0 / pixel_size_nm;
+      default:
+        return v;
+    }
+  };
+
+  LocalizationFile file;
+  file.format = LocFormat::thunderstorm_csv;
+  file.pixel_size_nm = pixel_size_nm;
+  std::int64_t line_number = 1;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    const auto where = [&] { return path + ":" + std::to_string(line_number); };
+    split_record(line, fields, storage);
+    if (fields.size() != roles.size())
+      throw InputError(where(), std::to_string(fields.size()) + " values, but the header has " +
+                                    std::to_string(roles.size()) + " columns");
+    Localization l;
+    if (!has_status) l.status = FitStatus::converged_min_delta;
+    for (std::size_t c = 0; c < fields.size(); ++c) {
+      const ColumnRole role = roles[c];
+      if (role.field == Field::ignored) continue;
+      const auto parsed = parse_number(fields[c]);
+      if (!parsed)
+        throw InputError(where(), "column '" + labels[c] + "': '" + std::string(fields[c]) + "' is not a number");
+      const double v = *parsed;
+      const auto whole = [&](double lo, double hi) {
+        if (!(v >= lo && v <= hi) || v != std::floor(v))
+          throw InputError(where(), "column '" + labels[c] + "': '" + std::string(fields[c]) +
+                                        "' is not a whole number in [" + std::to_string(static_cast<std::int64_t>(lo)) +
+                                        ", " + std::to_string(static_cast<std::int64_t>(hi)) + "]");
+        return static_cast<std::int64_t>(v);
+      };
+      switch (role.field) {
+        case Field::frame:
+          l.frame = whole(1, 9.0e15) - 1;  // ThunderSTORM counts frames from 1
+          break;
+        case Field::x:
+          l.x = to_px(v, role.unit) - 0.5;
+          break;
+        case Field::y:
+          l.y = to_px(v, role.unit) - 0.5;
+          break;
+        case Field::sigma:
+          l.sigma = to_px(v, role.unit);
+          break;
+        case Field::photons:
+          l.photons = v;
+          break;
+        case Field::background:
+          l.background = v;
+          break;
+        case Field::lpx:
+          l.lpx = l.lpy = to_px(v, role.unit);
+          break;
+        case Field::chi2:
+          l.chi2 = v;
+          break;
+        case Field::iterations:
+          l.iterations = static_cast<std::int32_t>(whole(0, 2147483647));
+          break;
+        case Field::status:
+          l.status = static_cast<FitStatus>(whole(0, static_cast<double>(FitStatus::invalid_roi)));
+          break;
+        case Field::ignored:
+          break;
+      }
+    }
+    file.locs.push_back(l);
+  }
+  if (in.bad()) throw InputError(path, "read error");
+  return file;
+}
+
+}  // namespace nanoscopy::detail

@@ -1,0 +1,99 @@
+// Format dispatch for localization files; the formats live in loc_csv.cpp and loc_picasso.cpp.
+#include "nanoscopy/loc/loc_formats.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+
+#include "nanoscopy/core/error.hpp"
+
+namespace nanoscopy {
+namespace detail {
+// loc_csv.cpp
+std::unique_ptr<LocalizationWriter> create_thunderstorm_writer(const std::string& path, const LocWriterContext& ctx);
+LocalizationFile read_thunderstorm_csv(const std::string& path, double pixel_size_nm);
+// loc_picasso.cpp
+std::unique_ptr<LocalizationWriter> create_picasso_writer(const std::string& path, const LocWriterContext& ctx);
+LocalizationFile read_picasso_hdf5(const std::string& path, double pixel_size_nm);
+}  // namespace detail
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+constexpr const char* kKnownFormats =
+    "known: .csv (ThunderSTORM CSV, format csv or thunderstorm), .hdf5 or .h5 (Picasso HDF5 + YAML, format hdf5 or "
+    "picasso)";
+
+}  // namespace
+
+const char* loc_format_name(LocFormat format) {
+  switch (format) {
+    case LocFormat::thunderstorm_csv:
+      return "ThunderSTORM CSV";
+    case LocFormat::picasso_hdf5:
+      return "Picasso HDF5";
+  }
+  return "unknown";
+}
+
+LocFormat loc_format_for(const std::string& path, const std::string& format) {
+  const std::string f = lower(format);
+  if (f == "csv" || f == "thunderstorm") return LocFormat::thunderstorm_csv;
+  if (f == "hdf5" || f == "h5" || f == "picasso") return LocFormat::picasso_hdf5;
+  if (!f.empty()) throw UsageError(path, "unknown localization format '" + format + "'; " + kKnownFormats);
+  const std::string ext = lower(std::filesystem::path(path).extension().string());
+  if (ext == ".csv") return LocFormat::thunderstorm_csv;
+  if (ext == ".hdf5" || ext == ".h5") return LocFormat::picasso_hdf5;
+  throw UsageError(path, (ext.empty() ? std::string("no file extension to tell the localization format")
+                                      : "unknown localization file extension '" + ext + "'") +
+                             "; " + kKnownFormats);
+}
+
+std::unique_ptr<LocalizationWriter> create_localization_writer(const std::string& path, const std::string& format,
+                                                               const LocWriterContext& ctx) {
+  const LocFormat f = loc_format_for(path, format);
+  ctx.camera.validate(path);
+  switch (f) {
+    case LocFormat::thunderstorm_csv:
+      return detail::create_thunderstorm_writer(path, ctx);
+    case LocFormat::picasso_hdf5:
+      return detail::create_picasso_writer(path, ctx);
+  }
+  throw UsageError(path, "unknown localization format");
+}
+
+LocWriteCounts write_localizations(const std::string& path, const std::string& format, const LocWriterContext& ctx,
+                                   std::span<const Localization> locs) {
+  auto writer = create_localization_writer(path, format, ctx);
+  writer->append(locs);
+  writer->finish();
+  return writer->counts();
+}
+
+LocalizationFile read_localization_file(const std::string& path, const LocReadOptions& options) {
+  const LocFormat f = loc_format_for(path, options.format);
+  if (!(options.pixel_size_nm >= 0) || !std::isfinite(options.pixel_size_nm))
+    throw UsageError(path, "the pixel size must be a positive number of nm");
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw InputError(path, "no such file");
+  switch (f) {
+    case LocFormat::thunderstorm_csv:
+      return detail::read_thunderstorm_csv(path, options.pixel_size_nm);
+    case LocFormat::picasso_hdf5:
+      return detail::read_picasso_hdf5(path, options.pixel_size_nm);
+  }
+  throw UsageError(path, "unknown localization format");
+}
+
+std::vector<Localization> read_localizations(const std::string& path, double pixel_size_nm) {
+  LocReadOptions options;
+  options.pixel_size_nm = pixel_size_nm;
+  return read_localization_file(path, options).locs;
+}
+
+}  // namespace nanoscopy
