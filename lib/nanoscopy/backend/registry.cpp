@@ -66,3 +66,23 @@ std::optional<double> time_device_resident_fit(const Device& device, const FitSe
 }
 
 }  // namespace nanoscopy
+
+// Spot detection (fit2d): the CPU reference always, CUDA on the device's first GPU.
+#include "nanoscopy/loc/detect.hpp"
+#if NANOSCOPY_HAVE_CUDA
+#include "loc/detect_plan.hpp"
+#endif
+
+namespace nanoscopy {
+
+std::unique_ptr<Detector> make_detector(const Device& device, const DetectSettings& settings) {
+  if (device.kind == DeviceKind::cpu) return make_cpu_detector(settings, device.cpu_threads);
+#if NANOSCOPY_HAVE_CUDA
+  if (device.gpus.empty()) throw DeviceError("--device", "no GPU selected");
+  return cuda::make_cuda_detector(device.gpus.front(), settings);
+#else
+  throw DeviceError("--device", "this build has no CUDA backend");
+#endif
+}
+
+}  // namespace nanoscopy

@@ -1,0 +1,67 @@
+// Launchers of the spot-detection kernels (detect_kernels.cu), for detect_plan.cpp.
+// Every launcher is asynchronous on `stream` and checks the launch. Frames are
+// `frames` (T, Y, X) of uint16 or float32 (`raw_u16`), n = width·height pixels each.
+// The per-pixel math is detect_math.hpp's, shared with the CPU reference.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "nanoscopy/loc/detect_types.hpp"
+
+namespace nanoscopy::cuda {
+
+struct DetectWeights {
+  float w1[2 * max_dog_radius + 1];
+  float w2[2 * max_dog_radius + 1];
+  int r1 = 0, r2 = 0;  // taps = 2r + 1
+};
+
+struct FrameView {
+  const void* raw = nullptr;  // device, frames · n values
+  bool raw_u16 = false;
+  std::int64_t frames = 0;
+  int width = 0, height = 0;
+};
+
+// One block of 256 threads per frame: the smallest finite pixel (+inf if none) → mins[frame].
+void launch_frame_min(const FrameView& v, float* mins, cudaStream_t stream);
+
+// Steps 1–2 of detect.hpp. Row pass: blocks of 128 threads over (128-pixel row
+// segments, rows, frames), the segment and its reflected halo in shared memory;
+// each thread writes both Gaussians' row sums (rows1, rows2). Column pass:
+// blocks of 32 × 8 threads over (32 columns × 64 rows, frames), both row-sum
+// tiles plus halos in shared memory; writes filtered = (column sums 1 − 2)·norm
+// (norm: width·height values of dog_noise_normalization, shared by every frame).
+void launch_dog(const FrameView& v, const float* mins, const DetectWeights& weights, const float* norm, float* rows1,
+                float* rows2, float* filtered, cudaStream_t stream);
+
+// One block of 1024 threads per frame: exact lower medians by 4 passes of 8-bit
+// radix selection (per-warp shared histograms) over the finite filtered values,
+// then of their absolute deviations: noise_sd[f] = 1.4826·MAD and
+// level[f] = threshold·sd (NaN for a frame without finite values).
+void launch_noise(const float* filtered, std::int64_t frames, std::int64_t n, double threshold, float* noise_sd,
+                  float* level, cudaStream_t stream);
+
+// One thread per pixel: candidates (detect_detail::is_candidate) are appended
+// as linear pixel indices (frame·n + y·width + x) to keys[atomicAdd(count)];
+// a slot beyond `capacity` is counted but not written.
+void launch_maxima(const FrameView& v, const float* filtered, const float* level, const DetectSettings& settings,
+                   unsigned long long* keys, unsigned long long* count, std::int64_t capacity, cudaStream_t stream);
+
+// Temporary bytes of sort_keys for `capacity` keys.
+std::size_t sort_keys_temp_bytes(std::int64_t capacity);
+// Ascending sort of `count` keys (bits [0, end_bit)) from keys_in to keys_out.
+void sort_keys(void* temp, std::size_t temp_bytes, const unsigned long long* keys_in, unsigned long long* keys_out,
+               std::int64_t count, int end_bit, cudaStream_t stream);
+
+// One thread per candidate: candidates[k] and origins[k] from sorted keys
+// (frame = first_frame + key / n), then one thread per ROI pixel: rois
+// (count·box·box values of the frames' type, ROI-major, row-major).
+void launch_finalize(const FrameView& v, const unsigned long long* keys, std::int64_t count, const float* filtered,
+                     const float* noise_sd, std::int64_t first_frame, int box, Candidate* candidates,
+                     RoiOrigin* origins, void* rois, cudaStream_t stream);
+
+}  // namespace nanoscopy::cuda
