@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <charconv>
 #include <bit>
 #include <cerrno>
 #include <cmath>
@@ -73,12 +74,13 @@ std::string text_value(const YAML::Node& doc, const char* key, const std::string
 double pixel_size_nm(const YAML::Node& doc) {
   const auto number = [](const YAML::Node& node) {
     if (!node || !node.IsScalar()) return 0.0;
-    try {
-      const double v = node.as<double>();
-      return std::isfinite(v) && v > 0 ? v : 0.0;
-    } catch (const YAML::Exception&) {
-      return 0.0;
-    }
+    // from_chars, not yaml-cpp's stream conversion: that one follows the global
+    // locale, and "160.5" would not parse under a decimal-comma locale.
+    const std::string& text = node.Scalar();
+    double v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size()) return 0.0;
+    return std::isfinite(v) && v > 0 ? v : 0.0;
   };
   if (const double v = number(doc["Camera.Pixelsize"]); v > 0) return v;
   if (const YAML::Node camera = doc["Camera"]; camera && camera.IsMap())
