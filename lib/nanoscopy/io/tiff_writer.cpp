@@ -69,15 +69,10 @@ Field ascii_field(u16 tag, const std::string& text) {
   return f;
 }
 
-// `value` as numerator/denominator with the largest power-of-ten denominator
-// (up to 10^6) that keeps the numerator within 32 bits.
-Field rational_field(u16 tag, double value) {
-  u32 den = 1'000'000;
-  while (den > 1 && value * den > 4'294'967'295.0) den /= 10;
-  const double scaled = std::min(std::round(value * den), 4'294'967'295.0);
+Field rational_field(u16 tag, u32 numerator, u32 denominator) {
   Field f{tag, kRational, 1, {}};
-  append(f.bytes, static_cast<u32>(std::max(scaled, 1.0)));
-  append(f.bytes, den);
+  append(f.bytes, numerator);
+  append(f.bytes, denominator);
   return f;
 }
 
@@ -111,9 +106,11 @@ std::vector<Field> page_fields(const ImageMeta& meta, const Layout& layout, u64 
   f.push_back(long_field(278, static_cast<u32>(meta.height)));
   f.push_back(offset_field(279, bpf, layout.big));
   if (meta.pixel_size_nm > 0.0) {
-    const double pixels_per_micron = 1000.0 / meta.pixel_size_nm;
-    f.push_back(rational_field(282, pixels_per_micron));
-    f.push_back(rational_field(283, pixels_per_micron));
+    // Pixels per µm as 10^6 / (pixel size in pm): exact for sizes given to 0.001 nm,
+    // so readers get 108 nm back, not 108.000003.
+    const double picometres = std::clamp(std::round(meta.pixel_size_nm * 1000.0), 1.0, 4'294'967'295.0);
+    f.push_back(rational_field(282, 1'000'000, static_cast<u32>(picometres)));
+    f.push_back(rational_field(283, 1'000'000, static_cast<u32>(picometres)));
     f.push_back(short_field(296, 1));  // ResolutionUnit none: the unit is in the description, as ImageJ does
   }
   if (first && !meta.software.empty()) f.push_back(ascii_field(305, meta.software));
