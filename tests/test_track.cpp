@@ -460,7 +460,7 @@ TEST_CASE("ROI files: both forms, labels and comments, clear errors") {
   nanoscopy::test::TempDir dir;
   const auto path = (dir / "rois.csv").string();
   nanoscopy::test::write_file(path, "x,y\n# fiducials\n10.2, 20.7\n\n30\t40   # right\n");
-  const RoiSet centres = parse_roi_file(path, 64, 64, 9);
+  const MarkerRois centres = parse_roi_file(path, 64, 64, 9);
   REQUIRE(centres.rois.size() == 2);
   CHECK(centres.width == 9);
   CHECK(centres.height == 9);
@@ -470,7 +470,7 @@ TEST_CASE("ROI files: both forms, labels and comments, clear errors") {
   CHECK(centres.rois[1].x0 == 26);
   CHECK(centres.rois[1].line == 5);
 
-  const RoiSet boxes = parse_rois("0 0 7 5\n57 59 7 5\n", "b.txt", 64, 64);
+  const MarkerRois boxes = parse_rois("0 0 7 5\n57 59 7 5\n", "b.txt", 64, 64);
   REQUIRE(boxes.rois.size() == 2);
   CHECK(boxes.width == 7);
   CHECK(boxes.height == 5);
@@ -541,7 +541,7 @@ TEST_CASE("ROI tracker follows simulated drifting markers") {
   MarkerMovie movie = make_marker_movie(frames);
   std::string centres;
   for (const auto& p : movie.settings.markers) centres += std::to_string(p[0]) + " " + std::to_string(p[1]) + "\n";
-  const RoiSet rois = parse_rois(centres, "rois", movie.settings.width, movie.settings.height, 9);
+  const MarkerRois rois = parse_rois(centres, "rois", movie.settings.width, movie.settings.height, 9);
   // Marker 0 hidden in frames 0–9 (it joins late, when the drift is ~0.6 px);
   // marker 5 hidden in frames 30–34; every marker hidden in frame 45.
   for (std::int64_t t = 0; t < 10; ++t) movie.blank(t, rois.rois[0], 9);
@@ -627,7 +627,7 @@ TEST_CASE("ROI tracker over a TIFF stack gives the frames' results in order") {
 
   std::string text;
   for (const auto& p : movie.settings.markers) text += std::to_string(p[0]) + "," + std::to_string(p[1]) + "\n";
-  const RoiSet rois = parse_rois(text, "rois", meta.width, meta.height);
+  const MarkerRois rois = parse_rois(text, "rois", meta.width, meta.height);
   auto backend = make_cpu_fit_backend(FitSettings{}, 1);
   RoiTracker direct(rois, *backend, 100.0, meta.width, meta.height);
   RoiTracker from_file(rois, *backend, 100.0, meta.width, meta.height);

@@ -77,12 +77,12 @@ double pixel_integral(std::int64_t i, double mu, double sigma) {
 
 }  // namespace
 
-RoiSet parse_rois(const std::string& text, const std::string& where, std::int64_t frame_width,
+MarkerRois parse_rois(const std::string& text, const std::string& where, std::int64_t frame_width,
                   std::int64_t frame_height, int size) {
   if (size < 1 || static_cast<std::int64_t>(size) * size > max_roi_pixels)
     throw UsageError(where, "a ROI of " + std::to_string(size) + "×" + std::to_string(size) +
                                 " pixels is not supported (at most " + std::to_string(max_roi_pixels) + " pixels)");
-  RoiSet set;
+  MarkerRois set;
   std::size_t form = 0;
   bool first_content = true;
   std::istringstream in(text);
@@ -148,7 +148,7 @@ RoiSet parse_rois(const std::string& text, const std::string& where, std::int64_
   return set;
 }
 
-RoiSet parse_roi_file(const std::string& path, std::int64_t frame_width, std::int64_t frame_height, int size) {
+MarkerRois parse_roi_file(const std::string& path, std::int64_t frame_width, std::int64_t frame_height, int size) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "cannot open the ROI file");
   std::ostringstream text;
@@ -185,7 +185,7 @@ std::string format_roi_line(const RoiFrameResult& r) {
   return line;
 }
 
-RoiTracker::RoiTracker(RoiSet rois, FitBackend& backend, double pixel_size_nm, std::int64_t frame_width,
+RoiTracker::RoiTracker(MarkerRois rois, FitBackend& backend, double pixel_size_nm, std::int64_t frame_width,
                        std::int64_t frame_height)
     : set_(std::move(rois)),
       backend_(backend),

@@ -35,7 +35,7 @@ struct Roi {
 };
 
 // ROIs of one size, inside a frame of frame_width × frame_height pixels.
-struct RoiSet {
+struct MarkerRois {
   std::vector<Roi> rois;
   int width = 0, height = 0;  // px, every ROI
 };
@@ -44,9 +44,9 @@ struct RoiSet {
 // centre. InputError naming "file:line" for a malformed line, mixed forms,
 // boxes of different sizes or a ROI outside the frame (the message gives the
 // frame size); InputError naming the file when it cannot be read or holds no ROI.
-RoiSet parse_roi_file(const std::string& path, std::int64_t frame_width, std::int64_t frame_height, int size = 9);
+MarkerRois parse_roi_file(const std::string& path, std::int64_t frame_width, std::int64_t frame_height, int size = 9);
 // The same on text already read; `where` stands for the file name in messages.
-RoiSet parse_rois(const std::string& text, const std::string& where, std::int64_t frame_width,
+MarkerRois parse_rois(const std::string& text, const std::string& where, std::int64_t frame_width,
                   std::int64_t frame_height, int size = 9);
 
 enum class RoiFrameStatus {
@@ -71,7 +71,7 @@ class RoiTracker {
  public:
   // `backend` is borrowed and must outlive the tracker. UsageError for an empty
   // set, a ROI outside the frame or a pixel size ≤ 0.
-  RoiTracker(RoiSet rois, FitBackend& backend, double pixel_size_nm, std::int64_t frame_width,
+  RoiTracker(MarkerRois rois, FitBackend& backend, double pixel_size_nm, std::int64_t frame_width,
              std::int64_t frame_height);
 
   // Fits every ROI in one frame (frame_width × frame_height pixels, row-major)
@@ -84,7 +84,7 @@ class RoiTracker {
 
   // The last frame's fits, one per ROI, in ROI coordinates.
   std::span<const FitResult> fits() const { return fits_; }
-  const RoiSet& rois() const { return set_; }
+  const MarkerRois& rois() const { return set_; }
   std::int64_t frame_width() const { return frame_width_; }
   std::int64_t frame_height() const { return frame_height_; }
 
@@ -92,7 +92,7 @@ class RoiTracker {
   template <typename Pixel>
   RoiFrameResult run(std::int64_t frame, std::span<const Pixel> pixels, std::vector<Pixel>& cut, PixelType type);
 
-  RoiSet set_;
+  MarkerRois set_;
   FitBackend& backend_;
   double pixel_size_nm_;
   std::int64_t frame_width_, frame_height_;
