@@ -85,13 +85,17 @@ TEST_CASE("the tools read a simulated stack, honour --frames and report the summ
   TempDir dir;
   const auto movie = simulate(dir, "movie.tif", 20);
   CHECK(fs::exists(dir / "movie_truth.csv"));
-  const auto r = app("fit2d", "--quiet --frames 5:15 " + shell_quote(movie));
+  const auto r = app("sofi", "--quiet --frames 5:15 " + shell_quote(movie));
   INFO(r.output);
   CHECK(r.exit_code == 0);
   CHECK(r.output.find("frames:      5:15 of 20") != std::string::npos);
   CHECK(r.output.find("32 x 24 uint16") != std::string::npos);
   CHECK(r.output.find("pixel size:  108 nm") != std::string::npos);
-  for (const std::string tool : {"smre", "sofi", "frc"}) CHECK(app(tool, "--quiet " + shell_quote(movie)).exit_code == 0);
+  const auto f = app("fit2d", "--quiet --frames 5:15 " + shell_quote(movie) + " -o " + shell_quote((dir / "l.csv").string()));
+  INFO(f.output);
+  CHECK(f.exit_code == 0);
+  CHECK(f.output.find(": 10 frames (32x24 uint16)") != std::string::npos);
+  for (const std::string tool : {"smre", "frc"}) CHECK(app(tool, "--quiet " + shell_quote(movie)).exit_code == 0);
 }
 
 TEST_CASE("progress: a line per 10 % when stderr is not a terminal, nothing with --quiet") {
@@ -101,13 +105,14 @@ TEST_CASE("progress: a line per 10 % when stderr is not a terminal, nothing with
   write_file(prm, "subsection Input\n  set chunk frames = 2\nend\n");
   // Only stderr (the parentheses keep run_command's own 2>&1 from undoing the redirection).
   const auto r = run_command("(" + shell_quote(app_path("fit2d")) + " --params " + shell_quote(prm.string()) + " " +
-                             shell_quote(movie) + " 2>&1 >/dev/null)");
+                             shell_quote(movie) + " -o " + shell_quote((dir / "p.csv").string()) + " 2>&1 >/dev/null)");
   CHECK(r.exit_code == 0);
   CHECK(r.output.find("100%") != std::string::npos);
   std::size_t progress_lines = 0;
-  for (std::size_t at = 0; (at = r.output.find("reading ", at)) != std::string::npos; ++at) ++progress_lines;
+  for (std::size_t at = 0; (at = r.output.find("% (", at)) != std::string::npos; ++at) ++progress_lines;
   CHECK(progress_lines == 10);  // 10 %, 20 %, ... 100 %
-  const auto q = run_command("(" + shell_quote(app_path("fit2d")) + " --quiet " + shell_quote(movie) + " 2>&1 >/dev/null)");
+  const auto q = run_command("(" + shell_quote(app_path("fit2d")) + " --quiet " + shell_quote(movie) + " -o " +
+                             shell_quote((dir / "q.csv").string()) + " 2>&1 >/dev/null)");
   CHECK(q.output.empty());
 }
 

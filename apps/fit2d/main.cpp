@@ -2,27 +2,45 @@
 #include <iostream>
 
 #include "nanoscopy/cli/tool_app.hpp"
-#include "nanoscopy/core/error.hpp"
+#include "nanoscopy/tools/fit2d_run.hpp"
 #include "nanoscopy/tools/schemas.hpp"
-#include "nanoscopy/tools/stack_scan.hpp"
 
 int main(int argc, char** argv) {
   using namespace nanoscopy;
   ToolApp app("fit2d",
-              "fit2d: localize single molecules in a camera stack (TIFF/BigTIFF, HDF5 file.h5:/dataset, Picasso .raw)\n"
-              "with the implicit-amplitude Gaussian Levenberg-Marquardt fit, on the GPU when there is one.",
+              "fit2d: localize single molecules in a camera stack (TIFF/BigTIFF, HDF5 file.h5:/dataset, Picasso .raw):\n"
+              "find spots, fit each with a 2D Gaussian (implicit-amplitude Levenberg-Marquardt) on the GPU when there\n"
+              "is one, and write ThunderSTORM CSV (.csv) or Picasso HDF5 (.hdf5 + .yaml). --track follows fiducial\n"
+              "markers and writes the drift.",
               fit2d_schema());
-  std::string input;
-  app.cli().add_option("stack", input, "Input stack")->type_name("STACK");
+  Fit2dOptions o;
+  auto& cli = app.cli();
+  cli.add_option("stack", o.input, "Input stack")->type_name("STACK");
+  cli.add_option("-o,--output", o.output, "Localizations: .csv (ThunderSTORM) or .hdf5 (Picasso); default STACK_locs.hdf5")
+      ->type_name("FILE");
+  app.bind("--format", "Output/format");
+  cli.add_flag("--track", o.track, "Link localizations of fiducial markers across frames; write OUT_drift.txt (Picasso), "
+                                   "OUT_drift.csv (nm) and OUT_tracks.csv");
+  cli.add_option("--roi", o.roi_file, "Fit these fixed marker ROIs in every frame (lines 'x y' centres or 'x0 y0 w h'), "
+                                     "warm-started, and write the drift per frame (default STACK_roi_drift.csv)")
+      ->type_name("FILE");
+  cli.add_flag("--stream", o.stream, "With --roi: print 'frame dx_nm dy_nm markers status' on stdout as each frame is done");
+  app.bind("--baseline", "Camera/Baseline");
+  app.bind("--sensitivity", "Camera/Sensitivity");
+  app.bind("--gain", "Camera/Gain");
+  app.bind("--qe", "Camera/Qe");
+  app.bind("--pixel-size", "Camera/Pixelsize");
+  app.bind("--box", "Detection/box");
+  app.bind("--threshold", "Detection/threshold");
   app.bind("--model", "Fit/model");
   app.bind("--max-iterations", "Fit/max iterations");
   app.set_footer(
       "Examples:\n"
-      "  fit2d stack.tif                       summary of the stack (frames, size, intensity)\n"
-      "  fit2d movie.h5:/data --frames 0:1000  the first 1000 frames of an HDF5 dataset\n"
-      "  fit2d --print-params > my.prm         a parameter file to edit, then: fit2d --params my.prm stack.tif");
-  return app.run(argc, argv, [&](ToolContext& ctx) {
-    if (input.empty()) throw UsageError("command line", "no input stack given (see fit2d --help)");
-    print_scan(std::cout, scan_stack(input, ctx.frames, ctx.params.get_int("Input/chunk frames"), ctx.quiet));
-  });
+      "  fit2d stack.tif -o locs.csv                      ThunderSTORM CSV (nm, frames from 1)\n"
+      "  fit2d movie.raw -o movie_locs.hdf5 --gain 100    Picasso HDF5 + YAML, EMCCD\n"
+      "  fit2d beads.tif --track                          drift from fiducial markers\n"
+      "  fit2d live.tif --roi markers.txt --stream        per-frame drift for a stage controller\n"
+      "  fit2d --params params/fit2d.prm stack.tif        camera and filters from a file\n"
+      "  fit2d --print-params > my.prm                    every parameter with its default");
+  return app.run(argc, argv, [&](ToolContext& ctx) { run_fit2d(o, ctx, std::cout); });
 }

@@ -1,0 +1,30 @@
+// From a fit in ROI coordinates and camera units (ADU) to a localization in
+// frame coordinates and photons, and the filter fit2d applies before writing.
+#pragma once
+
+#include <cstdint>
+
+#include "nanoscopy/fit/fit_types.hpp"
+#include "nanoscopy/loc/camera.hpp"
+#include "nanoscopy/loc/localization.hpp"
+
+namespace nanoscopy {
+
+// x0, y0: the ROI's top-left pixel in the frame. The fit's amplitude and
+// background are in ADU (background includes the camera baseline); photons
+// follow Picasso's convention (camera.hpp). The sampled model's peak height is
+// turned into the integrated count (2πσ² · peak).
+Localization to_localization(const FitResult& fit, std::int64_t frame, int x0, int y0, const Camera& camera,
+                             ShapeModel model, double net_gradient);
+
+struct LocFilter {
+  double min_sigma = 0.5;      // px
+  double max_sigma = 3.0;      // px
+  double min_photons = 0;
+  double max_precision_nm = 0; // 0: off
+};
+
+// Converged fits inside every bound of the filter.
+bool accept(const Localization& loc, const LocFilter& filter, const Camera& camera);
+
+}  // namespace nanoscopy

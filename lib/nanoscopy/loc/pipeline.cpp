@@ -1,0 +1,196 @@
+#include "nanoscopy/loc/pipeline.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/progress.hpp"
+#include "nanoscopy/fit/fit.hpp"
+
+namespace nanoscopy {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A chunk of frames as read: float32 for detection, and the raw uint16 pixels
+// when the stack is uint16 (ROIs are then cut and sent to the fitter as uint16).
+struct Chunk {
+  std::int64_t first = 0, count = 0;
+  std::vector<float> pixels;
+  std::vector<std::uint16_t> raw_u16;
+};
+
+// A tiny blocking queue with a capacity: the reader runs at most `capacity`
+// chunks ahead, so memory stays bounded whatever the stack length.
+template <typename T>
+class BoundedQueue {
+ public:
+  explicit BoundedQueue(std::size_t capacity) : capacity_(capacity) {}
+  void push(T item) {
+    std::unique_lock lock(mutex_);
+    not_full_.wait(lock, [&] { return items_.size() < capacity_; });
+    items_.push_back(std::move(item));
+    not_empty_.notify_one();
+  }
+  T pop() {
+    std::unique_lock lock(mutex_);
+    not_empty_.wait(lock, [&] { return !items_.empty(); });
+    T item = std::move(items_.front());
+    items_.pop_front();
+    not_full_.notify_one();
+    return item;
+  }
+
+ private:
+  std::size_t capacity_;
+  std::deque<T> items_;
+  std::mutex mutex_;
+  std::condition_variable not_full_, not_empty_;
+};
+
+// Median of a stream of precisions in bounded memory: 0.1 nm bins up to 1 µm.
+class MedianHistogram {
+ public:
+  void add(double v) {
+    if (!std::isfinite(v) || v < 0) return;
+    ++bins_[static_cast<std::size_t>(std::min(v / width_, static_cast<double>(bins_.size() - 1)))];
+    ++count_;
+  }
+  double median() const {
+    std::int64_t seen = 0;
+    for (std::size_t i = 0; i < bins_.size(); ++i)
+      if ((seen += bins_[i]) * 2 >= count_ && count_ > 0) return (static_cast<double>(i) + 0.5) * width_;
+    return 0;
+  }
+
+ private:
+  static constexpr double width_ = 0.1;
+  std::vector<std::int64_t> bins_ = std::vector<std::int64_t>(10000, 0);
+  std::int64_t count_ = 0;
+};
+
+}  // namespace
+
+PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range, const Device& device,
+                                 const PipelineSettings& settings, const LocalizationSink& sink) {
+  const auto start = Clock::now();
+  const StackInfo& info = reader.info();
+  validate_detect_settings(settings.detect);
+  try {
+    check_frame_size(info.width, info.height, settings.detect.box);
+  } catch (const InputError& e) {
+    throw InputError(info.path, e.what());
+  }
+  settings.camera.validate("camera");
+  const int width = static_cast<int>(info.width), height = static_cast<int>(info.height);
+  const bool u16 = info.type == PixelType::u16;
+  const int box = settings.detect.box;
+
+  auto detector = make_detector(device, settings.detect);
+  auto fitter = make_fit_backend(device, settings.fit);
+  PipelineSummary summary;
+  summary.device = fitter->name();
+
+  // Reader thread: up to two chunks ahead; std::nullopt marks the end (or an error).
+  BoundedQueue<std::optional<Chunk>> full(2);
+  BoundedQueue<Chunk> spare(3);
+  for (int i = 0; i < 3; ++i) spare.push(Chunk{});
+  std::exception_ptr read_error;
+  double read_seconds = 0;
+  std::atomic<bool> stop{false};  // set when the worker fails: no point reading on
+  std::thread reader_thread([&] {
+    try {
+      for (std::int64_t first = range.first; first < range.last && !stop; first += settings.chunk_frames) {
+        Chunk c = spare.pop();
+        const auto t0 = Clock::now();
+        c.first = first;
+        c.count = std::min(settings.chunk_frames, range.last - first);
+        const auto n = static_cast<std::size_t>(c.count * info.pixels_per_frame());
+        c.pixels.resize(n);
+        if (u16) {
+          c.raw_u16.resize(n);
+          reader.read_raw(c.first, c.count, c.raw_u16.data());
+          convert_to_float(PixelType::u16, c.raw_u16.data(), n, c.pixels.data());
+        } else {
+          reader.read_float(c.first, c.count, c.pixels.data());
+        }
+        read_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+        full.push(std::move(c));
+      }
+    } catch (...) {
+      read_error = std::current_exception();
+    }
+    full.push(std::nullopt);
+  });
+
+  Progress progress("fit2d " + info.path, range.count(), settings.quiet);
+  std::vector<Candidate> candidates;
+  std::vector<FitResult> fits;
+  std::vector<Localization> accepted;
+  MedianHistogram precisions;
+  std::exception_ptr work_error;
+  for (;;) {
+    std::optional<Chunk> item = full.pop();
+    if (!item) break;
+    if (work_error) {  // drain the reader after a failure
+      spare.push(std::move(*item));
+      continue;
+    }
+    try {
+      Chunk& c = *item;
+      detector->detect(c.pixels.data(), c.first, c.count, width, height, candidates);
+      summary.candidates += static_cast<std::int64_t>(candidates.size());
+      fits.resize(candidates.size());
+      std::vector<RoiOrigin> origins;
+      if (u16) {
+        auto rois = cut_rois<std::uint16_t>(c.raw_u16.data(), c.first, c.count, width, height, candidates, box);
+        fitter->fit(RoiBatch{rois.pixels.data(), PixelType::u16, static_cast<std::int64_t>(candidates.size()), box, box, nullptr}, fits);
+        origins = std::move(rois.origins);
+      } else {
+        auto rois = cut_rois<float>(c.pixels.data(), c.first, c.count, width, height, candidates, box);
+        fitter->fit(RoiBatch{rois.pixels.data(), PixelType::f32, static_cast<std::int64_t>(candidates.size()), box, box, nullptr}, fits);
+        origins = std::move(rois.origins);
+      }
+      accepted.clear();
+      for (std::size_t k = 0; k < candidates.size(); ++k) {
+        const auto loc = to_localization(fits[k], candidates[k].frame, origins[k].x0, origins[k].y0, settings.camera,
+                                         settings.fit.model,
+                                         candidates[k].net_gradient * settings.camera.photons_per_adu());
+        if (accept(loc, settings.filter, settings.camera)) {
+          accepted.push_back(loc);
+          precisions.add(loc.lpx * settings.camera.pixel_size_nm);
+        } else {
+          ++summary.rejected;
+        }
+      }
+      summary.localizations += static_cast<std::int64_t>(accepted.size());
+      sink(accepted);
+      summary.frames += c.count;
+      progress.update(summary.frames);
+    } catch (...) {
+      work_error = std::current_exception();
+      stop = true;
+    }
+    spare.push(std::move(*item));
+  }
+  reader_thread.join();
+  if (work_error) std::rethrow_exception(work_error);
+  if (read_error) std::rethrow_exception(read_error);
+  progress.finish();
+
+  summary.median_precision_nm = precisions.median();
+  summary.read_seconds = read_seconds;
+  summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return summary;
+}
+
+}  // namespace nanoscopy

@@ -1,0 +1,49 @@
+// fit2d's pipeline: stream frames → find candidates → cut ROIs → fit on the
+// chosen device → photons, precision, filter → write. A reader thread fills the
+// next chunk while the current one is detected and fitted, so the device does
+// not wait for the disk when the disk can keep up. Memory: a few chunks.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+
+#include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/core/frame_range.hpp"
+#include "nanoscopy/fit/fit_types.hpp"
+#include "nanoscopy/io/stack_reader.hpp"
+#include "nanoscopy/loc/camera.hpp"
+#include "nanoscopy/loc/convert.hpp"
+#include "nanoscopy/loc/detect.hpp"
+#include "nanoscopy/loc/localization.hpp"
+
+namespace nanoscopy {
+
+struct PipelineSettings {
+  DetectSettings detect;
+  FitSettings fit;
+  Camera camera;
+  LocFilter filter;
+  std::int64_t chunk_frames = 256;
+  bool quiet = false;
+};
+
+struct PipelineSummary {
+  std::int64_t frames = 0;
+  std::int64_t candidates = 0;
+  std::int64_t localizations = 0;  // accepted by the filter (handed to the sink)
+  std::int64_t rejected = 0;       // fitted but filtered out
+  double median_precision_nm = 0;
+  double seconds = 0;              // wall time of the whole run
+  double read_seconds = 0;         // time the reader thread spent reading (decode + convert)
+  std::string device;
+};
+
+// Accepted localizations of one chunk, in frame order.
+using LocalizationSink = std::function<void(std::span<const Localization>)>;
+
+PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range, const Device& device,
+                                 const PipelineSettings& settings, const LocalizationSink& sink);
+
+}  // namespace nanoscopy

@@ -1,0 +1,193 @@
+// fit2d end to end: simulated movies with known emitters, Picasso's own test
+// movie against Picasso's localizations, outputs read by independent readers,
+// and the awkward cases (borders, empty and NaN frames, one frame, bad input).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "nanoscopy/loc/loc_formats.hpp"
+#include "support/test_support.hpp"
+
+using namespace nanoscopy;
+using namespace nanoscopy::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+CommandResult tool(const std::string& name, const std::string& args) {
+  return run_command(shell_quote(app_path(name)) + " " + args);
+}
+
+struct Truth {
+  std::int64_t frame;
+  double x, y;
+};
+
+std::vector<Truth> read_truth(const fs::path& csv) {
+  std::vector<Truth> out;
+  std::istringstream in(read_file(csv));
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    Truth t{};
+    char comma = 0;
+    std::istringstream row(line);
+    row >> t.frame >> comma >> t.x >> comma >> t.y;
+    out.push_back(t);
+  }
+  return out;
+}
+
+struct Match {
+  std::int64_t true_positives = 0, false_positives = 0, false_negatives = 0;
+  double rms = 0;  // px
+};
+
+// Nearest truth in the same frame within `radius` px, each truth used once.
+Match match(const std::vector<Localization>& locs, const std::vector<Truth>& truth, double radius) {
+  std::multimap<std::int64_t, std::pair<Truth, bool>> by_frame;
+  for (const auto& t : truth) by_frame.insert({t.frame, {t, false}});
+  Match m;
+  double sum2 = 0;
+  for (const auto& l : locs) {
+    auto [lo, hi] = by_frame.equal_range(l.frame);
+    decltype(lo) best = hi;
+    double best_d = radius;
+    for (auto it = lo; it != hi; ++it) {
+      if (it->second.second) continue;
+      const double d = std::hypot(l.x - it->second.first.x, l.y - it->second.first.y);
+      if (d < best_d) best_d = d, best = it;
+    }
+    if (best == hi) {
+      ++m.false_positives;
+    } else {
+      best->second.second = true;
+      ++m.true_positives;
+      sum2 += best_d * best_d;
+    }
+  }
+  m.false_negatives = static_cast<std::int64_t>(truth.size()) - m.true_positives;
+  m.rms = m.true_positives ? std::sqrt(sum2 / static_cast<double>(m.true_positives)) : 0;
+  return m;
+}
+
+std::string simulate(const TempDir& dir, const std::string& args) {
+  const auto path = (dir / "movie.tif").string();
+  const auto r = tool("bench", "-q simulate movie -o " + shell_quote(path) + " " + args);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  return path;
+}
+
+const std::string kCamera = " --baseline 100 --sensitivity 0.5 --gain 1 ";
+
+}  // namespace
+
+TEST_CASE("fit2d finds the simulated emitters: recall, false positives, RMS error, photons") {
+  TempDir dir;
+  const auto movie = simulate(dir, "--frames 100 --width 96 --height 80 --emitters 40 --photons 2000 --background 10");
+  const auto csv = (dir / "locs.csv").string();
+  const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(csv) + kCamera + "--device cpu");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("localizations:") != std::string::npos);
+  CHECK(r.output.find("median precision:") != std::string::npos);
+  const auto locs = read_localizations(csv, 108.0);
+  const auto truth = read_truth(dir / "movie_truth.csv");
+  const auto m = match(locs, truth, 1.0);
+  const double recall = static_cast<double>(m.true_positives) / static_cast<double>(truth.size());
+  const double fp = static_cast<double>(m.false_positives) / static_cast<double>(locs.size());
+  MESSAGE("recall " << recall << ", false positives " << fp << ", RMS " << m.rms << " px over " << truth.size());
+  CHECK(recall >= 0.9);  // overlapping emitters are lost, as in any single-emitter fitter
+  CHECK(fp <= 0.05);
+  CHECK(m.rms < 0.1);
+  double photons = 0;
+  for (const auto& l : locs) photons += l.photons;
+  CHECK(photons / static_cast<double>(locs.size()) == doctest::Approx(2000).epsilon(0.15));
+}
+
+TEST_CASE("fit2d writes Picasso HDF5 that h5py and pandas read, with its YAML") {
+  REQUIRE_MESSAGE(python_available(), "Debian's python3 with h5py is needed (scripts/install-deps)");
+  TempDir dir;
+  const auto movie = simulate(dir, "--frames 30 --width 64 --height 64 --emitters 20");
+  const auto h5 = (dir / "movie_locs.hdf5").string();
+  const auto r = tool("fit2d", "-q " + shell_quote(movie) + kCamera);  // default output name
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(fs::exists(h5));
+  REQUIRE(fs::exists(dir / "movie_locs.yaml"));
+  const auto check = run_command(
+      shell_quote(NANOSCOPY_TEST_PYTHON) + " -c " +
+      shell_quote("import sys, h5py, pandas, yaml\n"
+                  "f = h5py.File(sys.argv[1], 'r'); locs = f['locs'][...]\n"
+                  "for k in ('frame','x','y','photons','sx','sy','bg','lpx','lpy','net_gradient'): assert k in locs.dtype.names, k\n"
+                  "assert locs.dtype['frame'].name == 'uint32' and locs.dtype['x'].name == 'float32'\n"
+                  "assert len(locs) > 30 and (locs['frame'][1:] >= locs['frame'][:-1]).all()\n"
+                  "df = pandas.read_hdf(sys.argv[1], key='locs'); assert len(df) == len(locs)\n"
+                  "docs = list(yaml.safe_load_all(open(sys.argv[2])))\n"
+                  "assert docs[0]['Width'] == 64 and docs[0]['Frames'] == 30 and docs[0]['Pixelsize'] == 108, docs[0]\n") +
+      " " + shell_quote(h5) + " " + shell_quote((dir / "movie_locs.yaml").string()));
+  INFO(check.output);
+  CHECK(check.exit_code == 0);
+}
+
+TEST_CASE("Picasso's test movie: the spots Picasso found, at the same places") {
+  TempDir dir;
+  const auto ours = (dir / "ours.hdf5").string();
+  // Picasso's simulation camera: baseline 0? Its yaml has no camera section; photons are irrelevant here.
+  const auto r = tool("fit2d", "-q " + shell_quote(peer_file("picasso_testdata.raw").string()) + " -o " +
+                                   shell_quote(ours) + " --box 7 --pixel-size 160 --baseline 0");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto mine = read_localizations(ours);
+  const auto theirs = read_localizations(peer_file("picasso_testdata_locs.hdf5").string());
+  std::vector<Truth> reference;
+  // Picasso localized 1000 frames; the movie in the peer folder holds the first 100.
+  for (const auto& l : theirs)
+    if (l.frame < 100) reference.push_back({l.frame, l.x, l.y});
+  REQUIRE(reference.size() >= 20);
+  const auto m = match(mine, reference, 1.0);
+  const double found = static_cast<double>(m.true_positives) / static_cast<double>(reference.size());
+  MESSAGE("Picasso's " << reference.size() << " localizations: " << m.true_positives << " found by us too (" << found
+                       << "), ours " << mine.size() << ", RMS distance " << m.rms << " px");
+  CHECK(found >= 0.9);
+  CHECK(m.rms < 0.1);  // px; Picasso fitted by MLE, we by least squares
+  CHECK(m.false_positives <= reference.size() / 10);  // spots Picasso did not report
+}
+
+TEST_CASE("awkward stacks: spots on borders, empty frames, one frame, NaN frames") {
+  TempDir dir;
+  SUBCASE("an empty movie gives an empty but valid file") {
+    const auto movie = simulate(dir, "--frames 5 --emitters 0");
+    const auto csv = (dir / "empty.csv").string();
+    const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(csv) + kCamera);
+    INFO(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(read_localizations(csv, 108).empty());
+  }
+  SUBCASE("a stack of one frame") {
+    const auto movie = simulate(dir, "--frames 1 --emitters 10 --on-fraction 1");
+    const auto csv = (dir / "one.csv").string();
+    CHECK(tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(csv) + kCamera).exit_code == 0);
+    CHECK(read_localizations(csv, 108).size() >= 5);
+  }
+  SUBCASE("frames smaller than the box") {
+    const auto movie = simulate(dir, "--frames 2 --width 5 --height 5 --emitters 0");
+    const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote((dir / "x.csv").string()));
+    CHECK(r.exit_code == 3);
+    CHECK(r.output.find("movie.tif") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "x.csv"));
+  }
+  SUBCASE("unknown output extension and contradictory camera settings") {
+    const auto movie = simulate(dir, "--frames 2 --emitters 2");
+    auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote((dir / "x.xlsx").string()));
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("x.xlsx") != std::string::npos);
+    r = tool("fit2d", "-q " + shell_quote(movie) + " --gain 0");
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("Gain") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "movie_locs.hdf5"));
+  }
+}
