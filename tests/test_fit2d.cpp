@@ -191,3 +191,70 @@ TEST_CASE("awkward stacks: spots on borders, empty frames, one frame, NaN frames
     CHECK_FALSE(fs::exists(dir / "movie_locs.hdf5"));
   }
 }
+
+TEST_CASE("fit2d --track recovers the imposed drift from fiducial markers") {
+  TempDir dir;
+  const double dx = 0.01, dy = -0.006;  // px per frame
+  const auto movie = simulate(dir, "--frames 300 --width 80 --height 80 --emitters 15 --markers 5 --drift-x 0.01 "
+                                   "--drift-y -0.006 --photons 1500");
+  const auto out = (dir / "locs.hdf5").string();
+  const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(out) + kCamera + "--track");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("markers") != std::string::npos);
+  std::istringstream drift(read_file(dir / "locs_drift.txt"));
+  std::vector<double> mx, my;
+  double a = 0, b = 0;
+  while (drift >> a >> b) mx.push_back(a), my.push_back(b);
+  REQUIRE(mx.size() == 300);  // one line per frame, from frame 0
+  // The trace is relative (zero mean over the frames); compare with the truth less its mean.
+  const double mean_t = 149.5;
+  double sum2 = 0;
+  for (std::size_t t = 0; t < mx.size(); ++t) {
+    const double ex = mx[t] - dx * (static_cast<double>(t) - mean_t);
+    const double ey = my[t] - dy * (static_cast<double>(t) - mean_t);
+    sum2 += ex * ex + ey * ey;
+  }
+  const double rms = std::sqrt(sum2 / static_cast<double>(mx.size()));
+  MESSAGE("drift RMS error " << rms << " px over 300 frames (imposed: 3 px in x, -1.8 px in y)");
+  CHECK(rms < 0.05);
+  CHECK(fs::exists(dir / "locs_drift.csv"));
+  CHECK(fs::exists(dir / "locs_tracks.csv"));
+}
+
+TEST_CASE("fit2d --roi follows fixed markers and streams one line per frame") {
+  TempDir dir;
+  const auto movie = simulate(dir, "--frames 40 --width 64 --height 64 --emitters 0 --markers 4 --drift-x 0.02");
+  // The markers' positions from the truth of frame 0.
+  std::string rois;
+  for (const auto& t : read_truth(dir / "movie_truth.csv"))
+    if (t.frame == 0) rois += std::to_string(t.x) + " " + std::to_string(t.y) + "\n";
+  write_file(dir / "markers.txt", rois);
+  // stdout alone: the summary goes to stderr with --stream (the parentheses keep run_command's 2>&1 off it).
+  const auto r = run_command("(" + shell_quote(app_path("fit2d")) + " -q " + shell_quote(movie) + " --roi " +
+                             shell_quote((dir / "markers.txt").string()) + " --box 9 --stream" + kCamera +
+                             " 2>/dev/null)");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  std::istringstream lines(r.output);
+  std::string line;
+  int count = 0;
+  double last_dx = 0;
+  while (std::getline(lines, line)) {
+    std::istringstream f(line);
+    std::int64_t frame = 0;
+    double dx_nm = 0, dy_nm = 0;
+    f >> frame >> dx_nm >> dy_nm;
+    CHECK(frame == count);
+    last_dx = dx_nm;
+    ++count;
+  }
+  CHECK(count == 40);
+  CHECK(last_dx == doctest::Approx(0.02 * 39 * 108).epsilon(0.1));  // nm
+  CHECK(fs::exists(dir / "movie_roi_drift.csv"));
+
+  write_file(dir / "outside.txt", "10 10\n70 20\n");
+  const auto bad = tool("fit2d", "-q " + shell_quote(movie) + " --roi " + shell_quote((dir / "outside.txt").string()));
+  CHECK(bad.exit_code == 3);
+  CHECK(bad.output.find("outside.txt:2") != std::string::npos);
+}

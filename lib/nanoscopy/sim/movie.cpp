@@ -25,10 +25,12 @@ std::vector<EmitterTruth> simulate_movie(const MovieSettings& m, const std::stri
   struct Emitter {
     double x, y;
     bool on;
+    bool marker;
   };
   std::vector<Emitter> emitters(static_cast<std::size_t>(m.emitters));
   std::bernoulli_distribution starts_on(m.on_fraction);
-  for (auto& e : emitters) e = {ux(rng), uy(rng), starts_on(rng)};
+  for (auto& e : emitters) e = {ux(rng), uy(rng), starts_on(rng), false};
+  for (int k = 0; k < m.markers; ++k) emitters.push_back({ux(rng), uy(rng), true, true});
   // Two-state Markov blinking with the requested duty cycle and on-period length.
   const double p_off = 1.0 / std::max(1.0, m.mean_on_frames);
   const double p_on = std::clamp(p_off * m.on_fraction / std::max(1e-9, 1.0 - m.on_fraction), 0.0, 1.0);
@@ -48,15 +50,18 @@ std::vector<EmitterTruth> simulate_movie(const MovieSettings& m, const std::stri
   std::vector<double> px(static_cast<std::size_t>(m.width)), py(static_cast<std::size_t>(m.height));
   for (std::int64_t t = 0; t < m.frames; ++t) {
     std::fill(expected.begin(), expected.end(), m.background);
+    const double shift_x = m.drift_x * static_cast<double>(t), shift_y = m.drift_y * static_cast<double>(t);
     for (auto& e : emitters) {
-      if (t > 0) e.on = e.on ? !std::bernoulli_distribution(p_off)(rng) : std::bernoulli_distribution(p_on)(rng);
+      if (t > 0 && !e.marker) e.on = e.on ? !std::bernoulli_distribution(p_off)(rng) : std::bernoulli_distribution(p_on)(rng);
       if (!e.on) continue;
-      truth.push_back({t, e.x, e.y, m.photons});
-      for (std::int64_t i = 0; i < m.width; ++i) px[static_cast<std::size_t>(i)] = pixel_integral(i, e.x, m.psf_sigma);
-      for (std::int64_t j = 0; j < m.height; ++j) py[static_cast<std::size_t>(j)] = pixel_integral(j, e.y, m.psf_sigma);
+      const double x = e.x + shift_x, y = e.y + shift_y;
+      const double photons = e.marker ? m.photons * m.marker_brightness : m.photons;
+      truth.push_back({t, x, y, photons});
+      for (std::int64_t i = 0; i < m.width; ++i) px[static_cast<std::size_t>(i)] = pixel_integral(i, x, m.psf_sigma);
+      for (std::int64_t j = 0; j < m.height; ++j) py[static_cast<std::size_t>(j)] = pixel_integral(j, y, m.psf_sigma);
       for (std::int64_t j = 0; j < m.height; ++j)
         for (std::int64_t i = 0; i < m.width; ++i)
-          expected[static_cast<std::size_t>(j * m.width + i)] += m.photons * px[static_cast<std::size_t>(i)] * py[static_cast<std::size_t>(j)];
+          expected[static_cast<std::size_t>(j * m.width + i)] += photons * px[static_cast<std::size_t>(i)] * py[static_cast<std::size_t>(j)];
     }
     for (std::size_t k = 0; k < expected.size(); ++k) {
       const double electrons = static_cast<double>(std::poisson_distribution<std::int64_t>(expected[k])(rng));

@@ -23,6 +23,10 @@ struct MovieSettings {
   double baseline = 100;       // ADU
   double sensitivity = 0.5;    // e- per ADU
   double pixel_size_nm = 108;
+  int markers = 0;             // fiducial markers: always on, `marker_brightness` × photons
+  double marker_brightness = 3;
+  double drift_x = 0;          // stage drift, px per frame: every emitter sits at (x + t·drift_x, y + t·drift_y)
+  double drift_y = 0;
   std::uint64_t seed = 1;
 };
 
@@ -33,7 +37,8 @@ struct EmitterTruth {
 };
 
 // Writes the movie as uint16 TIFF (or HDF5 by extension) and returns the truth
-// (one row per emitter per frame it was on). Streams frame by frame.
+// (one row per emitter per frame it was on, markers included, at their drifted
+// positions). Streams frame by frame.
 std::vector<EmitterTruth> simulate_movie(const MovieSettings& settings, const std::string& path);
 
 }  // namespace nanoscopy
