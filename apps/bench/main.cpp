@@ -5,6 +5,8 @@
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/tools/bench_fit.hpp"
 #include "nanoscopy/tools/bench_io.hpp"
+#include "nanoscopy/tools/bench_localize.hpp"
+#include "nanoscopy/tools/bench_roi.hpp"
 #include "nanoscopy/tools/schemas.hpp"
 #include "nanoscopy/tools/simulate_cli.hpp"
 
@@ -31,6 +33,10 @@ int main(int argc, char** argv) {
   auto* fit_cmd = cli.add_subcommand("fit2d", "The Gaussian fitter: fits/s over ROI and batch sizes, accuracy vs the CRB");
   add_fit_bench_options(*fit_cmd, fit);
 
+  RoiBenchOptions roi;
+  auto* roi_cmd = cli.add_subcommand("roi", "fit2d --roi: per-frame latency (p50, p99) of 10 marker ROIs of 9x9");
+  add_roi_bench_options(*roi_cmd, roi);
+
   IoBenchOptions io;
   auto* io_cmd = cli.add_subcommand("io", "Stack I/O speed: index and read an N-page TIFF");
   io_cmd->add_option("--pages", io.pages, "pages in the test stack")->default_val(io.pages);
@@ -38,19 +44,27 @@ int main(int argc, char** argv) {
   io_cmd->add_option("--dir", io.dir, "where to write the test stack (default: system temp dir)");
   io_cmd->add_option("--json", io.json, "also write the results as JSON")->type_name("FILE");
 
+  LocalizeBenchOptions localize;
+  auto* localize_cmd = cli.add_subcommand("localize", "fit2d end to end: frames/s of read → detect → fit → HDF5 vs reading alone");
+  localize_cmd->alias("fit2d-e2e");
+  add_localize_bench_options(*localize_cmd, localize);
+
   app.set_footer(
       "Examples:\n"
       "  bench simulate movie -o movie.tif --frames 500    a movie and movie_truth.csv\n"
       "  bench simulate spots -o spots.tif --size 9        ROIs of the fitting paper and spots_truth.csv\n"
       "  bench fit2d --json fit.json                       throughput and accuracy of every backend\n"
       "  bench fit2d --quick                               a one-minute version\n"
+      "  bench localize --devices cpu,cuda:0               fit2d end to end on a 10,000-frame 256x256 stack\n"
       "  bench io --pages 100000                           TIFF indexing and reading speed");
   return app.run(argc, argv, [&](ToolContext& ctx) {
     const auto seed = static_cast<std::uint64_t>(ctx.params.get_int("seed"));
     if (*sim_movie) return run_simulate_movie(movie, seed, ctx.quiet);
     if (*sim_spots) return run_simulate_spots(spots, seed, ctx.quiet);
     if (*fit_cmd) return run_fit_bench(fit, seed, static_cast<int>(ctx.params.get_int("repeats")), ctx.quiet, std::cout);
+    if (*roi_cmd) return run_roi_bench(roi, seed, std::cout);
+    if (*localize_cmd) return run_localize_bench(localize, seed, ctx.quiet, std::cout);
     if (*io_cmd) return run_io_bench(io, ctx.params.get_int("repeats"), std::cout);
-    throw UsageError("command line", "choose what to run: bench simulate movie|spots, bench fit2d, bench io (see bench --help)");
+    throw UsageError("command line", "choose what to run: bench simulate movie|spots, bench fit2d, bench roi, bench io (see bench --help)");
   });
 }
