@@ -86,3 +86,26 @@ std::unique_ptr<Detector> make_detector(const Device& device, const DetectSettin
 }
 
 }  // namespace nanoscopy
+
+// fit2d's detect → cut → fit per chunk: the CPU path always, CUDA (everything
+// on the device's first GPU) when compiled in.
+#include "nanoscopy/loc/chunk_localizer.hpp"
+#if NANOSCOPY_HAVE_CUDA
+#include "loc/localize_plan.hpp"
+#endif
+
+namespace nanoscopy {
+
+std::unique_ptr<ChunkLocalizer> make_chunk_localizer(const Device& device, const DetectSettings& detect,
+                                                     const FitSettings& fit) {
+  if (device.kind == DeviceKind::cpu) return make_cpu_chunk_localizer(detect, fit, device.cpu_threads);
+#if NANOSCOPY_HAVE_CUDA
+  if (device.gpus.empty()) throw DeviceError("--device", "no GPU selected");
+  return cuda::make_cuda_chunk_localizer(device.gpus.front(), detect, fit);
+#else
+  (void)detect, (void)fit;
+  throw DeviceError("--device", "this build has no CUDA backend");
+#endif
+}
+
+}  // namespace nanoscopy

@@ -14,19 +14,19 @@
 
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/progress.hpp"
-#include "nanoscopy/fit/fit.hpp"
+#include "nanoscopy/loc/chunk_localizer.hpp"
 
 namespace nanoscopy {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A chunk of frames as read: float32 for detection, and the raw uint16 pixels
-// when the stack is uint16 (ROIs are then cut and sent to the fitter as uint16).
+// A chunk of frames as read: the raw uint16 pixels when the stack is uint16
+// (the localizer filters them as float and fits uint16 ROIs), else float32; in
+// the localizer's own host memory (page-locked for CUDA: uploaded as is).
 struct Chunk {
   std::int64_t first = 0, count = 0;
-  std::vector<float> pixels;
-  std::vector<std::uint16_t> raw_u16;
+  HostBuffer pixels{nullptr, [](void*) {}};
 };
 
 // A tiny blocking queue with a capacity: the reader runs at most `capacity`
@@ -93,17 +93,22 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
   settings.camera.validate("camera");
   const int width = static_cast<int>(info.width), height = static_cast<int>(info.height);
   const bool u16 = info.type == PixelType::u16;
-  const int box = settings.detect.box;
+  const PixelType chunk_type = u16 ? PixelType::u16 : PixelType::f32;
 
-  auto detector = make_detector(device, settings.detect);
-  auto fitter = make_fit_backend(device, settings.fit);
+  auto localizer = make_chunk_localizer(device, settings.detect, settings.fit);
   PipelineSummary summary;
-  summary.device = fitter->name();
+  summary.device = localizer->name();
 
   // Reader thread: up to two chunks ahead; std::nullopt marks the end (or an error).
   BoundedQueue<std::optional<Chunk>> full(2);
   BoundedQueue<Chunk> spare(3);
-  for (int i = 0; i < 3; ++i) spare.push(Chunk{});
+  const std::int64_t max_frames = std::max<std::int64_t>(1, std::min(settings.chunk_frames, range.count()));
+  for (int i = 0; i < 3; ++i) {
+    Chunk c;
+    c.pixels = localizer->allocate_host(
+        static_cast<std::size_t>(max_frames * info.pixels_per_frame()) * bytes_per_pixel(chunk_type));
+    spare.push(std::move(c));
+  }
   std::exception_ptr read_error;
   double read_seconds = 0;
   std::atomic<bool> stop{false};  // set when the worker fails: no point reading on
@@ -114,15 +119,10 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
         const auto t0 = Clock::now();
         c.first = first;
         c.count = std::min(settings.chunk_frames, range.last - first);
-        const auto n = static_cast<std::size_t>(c.count * info.pixels_per_frame());
-        c.pixels.resize(n);
-        if (u16) {
-          c.raw_u16.resize(n);
-          reader.read_raw(c.first, c.count, c.raw_u16.data());
-          convert_to_float(PixelType::u16, c.raw_u16.data(), n, c.pixels.data());
-        } else {
-          reader.read_float(c.first, c.count, c.pixels.data());
-        }
+        if (u16)
+          reader.read_raw(c.first, c.count, c.pixels.get());
+        else
+          reader.read_float(c.first, c.count, static_cast<float*>(c.pixels.get()));
         read_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
         full.push(std::move(c));
       }
@@ -134,6 +134,7 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
 
   Progress progress("fit2d " + info.path, range.count(), settings.quiet);
   std::vector<Candidate> candidates;
+  std::vector<RoiOrigin> origins;
   std::vector<FitResult> fits;
   std::vector<Localization> accepted;
   MedianHistogram precisions;
@@ -147,19 +148,9 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
     }
     try {
       Chunk& c = *item;
-      detector->detect(c.pixels.data(), c.first, c.count, width, height, candidates);
+      localizer->localize(ChunkPixels{c.pixels.get(), chunk_type, c.first, c.count, width, height}, candidates,
+                          origins, fits);
       summary.candidates += static_cast<std::int64_t>(candidates.size());
-      fits.resize(candidates.size());
-      std::vector<RoiOrigin> origins;
-      if (u16) {
-        auto rois = cut_rois<std::uint16_t>(c.raw_u16.data(), c.first, c.count, width, height, candidates, box);
-        fitter->fit(RoiBatch{rois.pixels.data(), PixelType::u16, static_cast<std::int64_t>(candidates.size()), box, box, nullptr}, fits);
-        origins = std::move(rois.origins);
-      } else {
-        auto rois = cut_rois<float>(c.pixels.data(), c.first, c.count, width, height, candidates, box);
-        fitter->fit(RoiBatch{rois.pixels.data(), PixelType::f32, static_cast<std::int64_t>(candidates.size()), box, box, nullptr}, fits);
-        origins = std::move(rois.origins);
-      }
       accepted.clear();
       for (std::size_t k = 0; k < candidates.size(); ++k) {
         const auto loc = to_localization(fits[k], candidates[k].frame, origins[k].x0, origins[k].y0, settings.camera,

@@ -1,0 +1,185 @@
+#include "loc/localize_plan.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/cuda_check.hpp"
+#include "common/owners.hpp"
+#include "common/parallel_copy.hpp"
+#include "fit/fit_plan.hpp"
+#include "loc/detect_plan.hpp"
+#include "nanoscopy/core/error.hpp"
+#include "nanoscopy/loc/detect.hpp"
+
+namespace nanoscopy::cuda {
+namespace {
+
+// Pageable input is staged in pieces of this size, two buffers in turn.
+constexpr std::size_t staging_piece_bytes = std::size_t{8} << 20;
+
+template <typename T>
+void grow(DeviceBuffer<T>& b, std::size_t n) {
+  if (b.size() < n) {
+    b = DeviceBuffer<T>();
+    b = DeviceBuffer<T>(n);
+  }
+}
+template <typename T>
+void grow(PinnedBuffer<T>& b, std::size_t n) {
+  if (b.size() < n) {
+    b = PinnedBuffer<T>();
+    b = PinnedBuffer<T>(n);
+  }
+}
+
+bool is_pinned(const void* p) {
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    (void)cudaGetLastError();  // a query, not a failure: clear the error it left
+    return false;
+  }
+  return attr.type == cudaMemoryTypeHost;
+}
+
+}  // namespace
+
+struct LocalizePlan::Impl {
+  int device = 0;
+  int box = 0;
+  DetectPlan detect;
+  FitPlan fit;
+  Stream stream;
+  ParallelCopy copier;
+  DeviceBuffer<unsigned char> d_frames;
+  DeviceBuffer<FitResult> d_fits;
+  PinnedBuffer<unsigned char> staging[2];
+  Event staged[2];  // the upload from staging[i] is done
+  PinnedBuffer<Candidate> h_candidates;
+  PinnedBuffer<RoiOrigin> h_origins;
+  PinnedBuffer<FitResult> h_fits;
+
+  Impl(int device_, const DetectSettings& d, const FitSettings& f)
+      : device(device_), box(d.box), detect(device_, d), fit(device_, f),
+        staged{Event(cudaEventDisableTiming), Event(cudaEventDisableTiming)} {}
+
+  void upload(const unsigned char* src, std::size_t bytes) {
+    const cudaStream_t s = stream.get();
+    if (is_pinned(src)) {
+      NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(d_frames.get(), src, bytes, cudaMemcpyHostToDevice, s));
+      return;
+    }
+    const std::size_t piece = std::min(bytes, staging_piece_bytes);
+    grow(staging[0], piece);
+    grow(staging[1], piece);
+    int k = 0;
+    for (std::size_t at = 0; at < bytes; at += piece, k ^= 1) {
+      const std::size_t n = std::min(piece, bytes - at);
+      staged[k].synchronize();  // the upload that last read staging[k] is done (no-op before the first record)
+      copier.copy(staging[k].get(), src + at, n);
+      NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(d_frames.get() + at, staging[k].get(), n, cudaMemcpyHostToDevice, s));
+      staged[k].record(s);
+    }
+  }
+};
+
+LocalizePlan::LocalizePlan(int device, const DetectSettings& detect, const FitSettings& fit) {
+  validate_detect_settings(detect);
+  DeviceGuard guard(device);
+  impl_ = std::make_unique<Impl>(device, detect, fit);
+}
+
+LocalizePlan::~LocalizePlan() {
+  if (!impl_) return;
+  try {
+    DeviceGuard guard(impl_->device);
+    cudaStreamSynchronize(impl_->stream.get());
+  } catch (...) {
+  }
+}
+
+LocalizePlan::LocalizePlan(LocalizePlan&&) noexcept = default;
+LocalizePlan& LocalizePlan::operator=(LocalizePlan&&) noexcept = default;
+
+int LocalizePlan::device() const {
+  return impl_->device;
+}
+
+void LocalizePlan::localize(const ChunkPixels& c, std::vector<Candidate>& candidates, std::vector<RoiOrigin>& origins,
+                            std::vector<FitResult>& fits) {
+  Impl& im = *impl_;
+  if (c.type != PixelType::u16 && c.type != PixelType::f32)
+    throw UsageError("localize", "frames must be uint16 or float32, not " + to_string(c.type));
+  if (c.count < 0 || (c.count > 0 && !c.pixels)) throw UsageError("localize", "no frames given");
+  check_frame_size(c.width, c.height, im.box);
+  candidates.clear();
+  origins.clear();
+  fits.clear();
+  if (c.count == 0) return;
+  DeviceGuard guard(im.device);
+  const cudaStream_t s = im.stream.get();
+  try {
+    const auto bytes = static_cast<std::size_t>(c.count) * static_cast<std::size_t>(c.width) *
+                       static_cast<std::size_t>(c.height) * bytes_per_pixel(c.type);
+    grow(im.d_frames, bytes);
+    im.upload(static_cast<const unsigned char*>(c.pixels), bytes);
+    const std::int64_t found =
+        im.detect.detect_device(im.d_frames.get(), c.type, c.first_frame, c.count, c.width, c.height, s);
+    if (found == 0) return;
+    const auto n = static_cast<std::size_t>(found);
+    grow(im.d_fits, n);
+    im.fit.fit_device(im.detect.rois(), im.detect.roi_type(), found, im.box, im.box, nullptr, im.d_fits.get(), s);
+    grow(im.h_candidates, n);
+    grow(im.h_origins, n);
+    grow(im.h_fits, n);
+    NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(im.h_candidates.get(), im.detect.candidates(), n * sizeof(Candidate),
+                                         cudaMemcpyDeviceToHost, s));
+    NANOSCOPY_CUDA_CHECK(
+        cudaMemcpyAsync(im.h_origins.get(), im.detect.origins(), n * sizeof(RoiOrigin), cudaMemcpyDeviceToHost, s));
+    NANOSCOPY_CUDA_CHECK(
+        cudaMemcpyAsync(im.h_fits.get(), im.d_fits.get(), n * sizeof(FitResult), cudaMemcpyDeviceToHost, s));
+    im.stream.synchronize();
+    candidates.assign(im.h_candidates.get(), im.h_candidates.get() + n);
+    origins.assign(im.h_origins.get(), im.h_origins.get() + n);
+    fits.assign(im.h_fits.get(), im.h_fits.get() + n);
+  } catch (...) {
+    cudaStreamSynchronize(s);  // no copy may still read the caller's memory or our buffers
+    candidates.clear();
+    origins.clear();
+    fits.clear();
+    throw;
+  }
+}
+
+HostBuffer LocalizePlan::allocate_host(std::size_t bytes) {
+  DeviceGuard guard(impl_->device);
+  void* p = nullptr;
+  NANOSCOPY_CUDA_CHECK(cudaMallocHost(&p, bytes > 0 ? bytes : 1));
+  return HostBuffer(p, [](void* q) { cudaFreeHost(q); });
+}
+
+namespace {
+
+class CudaChunkLocalizer final : public ChunkLocalizer {
+ public:
+  CudaChunkLocalizer(int device, const DetectSettings& detect, const FitSettings& fit) : plan_(device, detect, fit) {}
+  void localize(const ChunkPixels& chunk, std::vector<Candidate>& candidates, std::vector<RoiOrigin>& origins,
+                std::vector<FitResult>& fits) override {
+    plan_.localize(chunk, candidates, origins, fits);
+  }
+  HostBuffer allocate_host(std::size_t bytes) override { return plan_.allocate_host(bytes); }
+  std::string name() const override { return "cuda:" + std::to_string(plan_.device()); }
+
+ private:
+  LocalizePlan plan_;
+};
+
+}  // namespace
+
+std::unique_ptr<ChunkLocalizer> make_cuda_chunk_localizer(int device, const DetectSettings& detect,
+                                                          const FitSettings& fit) {
+  return std::make_unique<CudaChunkLocalizer>(device, detect, fit);
+}
+
+}  // namespace nanoscopy::cuda

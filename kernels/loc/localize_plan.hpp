@@ -1,0 +1,51 @@
+// fit2d's detect → cut → fit on one GPU, from host pixels to host results
+// (plain C++ header: no CUDA headers, so the backend registry and tests can
+// include it). The raw chunk (uint16 or float32) is uploaded once; detection,
+// ROI cutting and fitting run on the device; only candidates, ROI origins and
+// fits come back.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "nanoscopy/fit/fit_types.hpp"
+#include "nanoscopy/loc/chunk_localizer.hpp"
+#include "nanoscopy/loc/detect_types.hpp"
+
+namespace nanoscopy::cuda {
+
+// Owns, on one device, a stream, the device copy of the chunk, a DetectPlan, a
+// FitPlan, the fit results and page-locked buffers for the transfers, all
+// grown as needed and reused by every call. Not thread safe: one plan per thread.
+class LocalizePlan {
+ public:
+  LocalizePlan(int device, const DetectSettings& detect, const FitSettings& fit);
+  ~LocalizePlan();
+  LocalizePlan(LocalizePlan&&) noexcept;
+  LocalizePlan& operator=(LocalizePlan&&) noexcept;
+  LocalizePlan(const LocalizePlan&) = delete;
+  LocalizePlan& operator=(const LocalizePlan&) = delete;
+
+  // ChunkLocalizer::localize. Page-locked input (allocate_host) is uploaded
+  // directly in one copy; other memory goes through two page-locked staging
+  // buffers in turn, the host copy of one piece overlapping the upload of the
+  // previous one. Returns when the results are on the host.
+  void localize(const ChunkPixels& chunk, std::vector<Candidate>& candidates, std::vector<RoiOrigin>& origins,
+                std::vector<FitResult>& fits);
+
+  // Page-locked host memory (cudaMallocHost), freed with cudaFreeHost.
+  HostBuffer allocate_host(std::size_t bytes);
+
+  int device() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The CUDA ChunkLocalizer on one GPU.
+std::unique_ptr<ChunkLocalizer> make_cuda_chunk_localizer(int device, const DetectSettings& detect,
+                                                          const FitSettings& fit);
+
+}  // namespace nanoscopy::cuda

@@ -1,0 +1,30 @@
+// Pieces every bench subcommand shares: the machine it ran on, the time, and
+// the devices to measure.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "nanoscopy/backend/device.hpp"
+
+namespace nanoscopy {
+
+std::string cpu_model();  // /proc/cpuinfo's model name, or "unknown"
+std::string utc_now();    // ISO 8601, e.g. 2024-05-01T12:00:00Z
+
+// CPU, hardware threads, GPUs (index, name, compute capability, memory),
+// CUDA driver/runtime versions and whether the CUDA backend is compiled in.
+nlohmann::json machine_info();
+
+struct BenchDevice {
+  std::string label;  // "cpu", "cuda:0"
+  Device device;
+};
+
+// The devices named (cpu, cuda:N; UsageError for auto), or cpu and every GPU
+// when none is named. DeviceError for a GPU this machine lacks.
+std::vector<BenchDevice> bench_devices(const std::vector<std::string>& requested);
+
+}  // namespace nanoscopy

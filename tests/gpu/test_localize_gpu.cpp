@@ -1,0 +1,196 @@
+// The CUDA ChunkLocalizer (upload → detect → cut → fit on the device) against
+// the CPU one (detect_cpu → cut_rois → CPU fitter) on the same chunks: the
+// candidates and ROI origins must be identical (detection is bit-identical),
+// the fits agree within the fitter's CPU/GPU tolerance (test_fit_gpu.cpp).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/core/error.hpp"
+#include "nanoscopy/io/stack_reader.hpp"
+#include "nanoscopy/loc/chunk_localizer.hpp"
+#include "nanoscopy/sim/movie.hpp"
+#include "support/test_support.hpp"
+
+using namespace nanoscopy;
+
+namespace {
+
+struct Movie {
+  std::vector<std::uint16_t> u16;
+  std::vector<float> f32;
+  std::int64_t frames = 0;
+  int width = 0, height = 0;
+};
+
+Movie simulated(std::int64_t frames, int width, int height, int emitters, std::uint64_t seed) {
+  MovieSettings m;
+  m.frames = frames;
+  m.width = width;
+  m.height = height;
+  m.emitters = emitters;
+  m.on_fraction = 0.3;
+  m.seed = seed;
+  nanoscopy::test::TempDir dir;
+  const std::string path = (dir / "movie.tif").string();
+  simulate_movie(m, path);
+  auto reader = open_stack(path);
+  REQUIRE(reader->info().type == PixelType::u16);
+  Movie mv;
+  mv.frames = frames;
+  mv.width = width;
+  mv.height = height;
+  const auto n = static_cast<std::size_t>(frames * width * height);
+  mv.u16.resize(n);
+  mv.f32.resize(n);
+  reader->read_raw(0, frames, mv.u16.data());
+  reader->read_float(0, frames, mv.f32.data());
+  return mv;
+}
+
+struct Output {
+  std::vector<Candidate> candidates;
+  std::vector<RoiOrigin> origins;
+  std::vector<FitResult> fits;
+};
+
+struct Tally {
+  std::int64_t fits = 0, agree = 0;
+};
+
+bool fits_agree(const FitResult& a, const FitResult& b) {
+  if (a.status != b.status) return false;
+  if (!std::isfinite(a.x) && !std::isfinite(b.x)) return true;  // both failed the same way
+  return std::abs(a.x - b.x) <= 1e-3 && std::abs(a.y - b.y) <= 1e-3 && std::abs(a.sigma - b.sigma) <= 1e-3;
+}
+
+void compare(const Output& cpu, const Output& gpu, Tally& tally) {
+  REQUIRE(gpu.candidates.size() == cpu.candidates.size());
+  REQUIRE(gpu.origins.size() == cpu.candidates.size());
+  REQUIRE(gpu.fits.size() == cpu.candidates.size());
+  REQUIRE(cpu.origins.size() == cpu.candidates.size());
+  for (std::size_t k = 0; k < cpu.candidates.size(); ++k) {
+    const Candidate &a = cpu.candidates[k], &b = gpu.candidates[k];
+    CHECK(a.frame == b.frame);
+    CHECK(a.x == b.x);
+    CHECK(a.y == b.y);
+    CHECK(std::memcmp(&a.score, &b.score, sizeof(float)) == 0);
+    CHECK(std::memcmp(&a.net_gradient, &b.net_gradient, sizeof(float)) == 0);
+    CHECK(cpu.origins[k].x0 == gpu.origins[k].x0);
+    CHECK(cpu.origins[k].y0 == gpu.origins[k].y0);
+    ++tally.fits;
+    if (fits_agree(cpu.fits[k], gpu.fits[k])) ++tally.agree;
+  }
+}
+
+Device gpu_device() {
+  return select_device(DeviceRequest::parse("cuda"), true);
+}
+
+Device cpu_device() {
+  return select_device(DeviceRequest::parse("cpu"), true);
+}
+
+}  // namespace
+
+TEST_CASE("CUDA ChunkLocalizer equals the CPU one: uint16 and float chunks of several sizes, pinned and pageable") {
+  const Movie mv = simulated(70, 90, 77, 60, 11);
+  DetectSettings ds;
+  FitSettings fs;
+  auto cpu = make_chunk_localizer(cpu_device(), ds, fs);
+  auto gpu = make_chunk_localizer(gpu_device(), ds, fs);
+  CHECK(gpu->name().rfind("cuda:", 0) == 0);
+  const std::int64_t frame = static_cast<std::int64_t>(mv.width) * mv.height;
+  // Page-locked copies of the movie (the pipeline's fast path).
+  HostBuffer pinned_u16 = gpu->allocate_host(mv.u16.size() * sizeof(std::uint16_t));
+  HostBuffer pinned_f32 = gpu->allocate_host(mv.f32.size() * sizeof(float));
+  std::memcpy(pinned_u16.get(), mv.u16.data(), mv.u16.size() * sizeof(std::uint16_t));
+  std::memcpy(pinned_f32.get(), mv.f32.data(), mv.f32.size() * sizeof(float));
+
+  Tally tally;
+  std::int64_t total_candidates = 0;
+  for (const std::int64_t chunk : {std::int64_t{1}, std::int64_t{7}, std::int64_t{32}, std::int64_t{70}}) {
+    for (const PixelType type : {PixelType::u16, PixelType::f32}) {
+      for (const bool pinned : {false, true}) {
+        CAPTURE(chunk);
+        CAPTURE(to_string(type));
+        CAPTURE(pinned);
+        for (std::int64_t first = 0; first < mv.frames; first += chunk) {
+          const std::int64_t count = std::min(chunk, mv.frames - first);
+          const std::size_t bpp = bytes_per_pixel(type);
+          const void* base = type == PixelType::u16
+                                 ? (pinned ? pinned_u16.get() : static_cast<const void*>(mv.u16.data()))
+                                 : (pinned ? pinned_f32.get() : static_cast<const void*>(mv.f32.data()));
+          const ChunkPixels px{static_cast<const unsigned char*>(base) + static_cast<std::size_t>(first * frame) * bpp,
+                               type, first, count, mv.width, mv.height};
+          Output a, b;
+          cpu->localize(px, a.candidates, a.origins, a.fits);
+          gpu->localize(px, b.candidates, b.origins, b.fits);
+          compare(a, b, tally);
+          if (chunk == 70) total_candidates += static_cast<std::int64_t>(a.candidates.size());
+          for (const auto& c : b.candidates) {
+            CHECK(c.frame >= first);
+            CHECK(c.frame < first + count);
+          }
+        }
+      }
+    }
+  }
+  CHECK(total_candidates > 4 * 70);  // the movie has spots: the comparison is not vacuous
+  MESSAGE("fits compared: " << tally.fits << ", agreeing: " << tally.agree);
+  CHECK(static_cast<double>(tally.agree) >= 0.999 * static_cast<double>(tally.fits));
+}
+
+TEST_CASE("CUDA ChunkLocalizer: empty chunk, one frame, a chunk with no spots, bad input") {
+  const Movie mv = simulated(3, 64, 64, 20, 5);
+  DetectSettings ds;
+  ds.box = 9;
+  FitSettings fs;
+  auto cpu = make_chunk_localizer(cpu_device(), ds, fs);
+  auto gpu = make_chunk_localizer(gpu_device(), ds, fs);
+  Output a, b;
+  // Stale contents must be cleared.
+  b.candidates.resize(3);
+  b.origins.resize(3);
+  b.fits.resize(3);
+  gpu->localize(ChunkPixels{mv.u16.data(), PixelType::u16, 0, 0, mv.width, mv.height}, b.candidates, b.origins,
+                b.fits);
+  CHECK(b.candidates.empty());
+  CHECK(b.origins.empty());
+  CHECK(b.fits.empty());
+
+  Tally tally;
+  cpu->localize(ChunkPixels{mv.u16.data(), PixelType::u16, 5, 1, mv.width, mv.height}, a.candidates, a.origins,
+                a.fits);
+  gpu->localize(ChunkPixels{mv.u16.data(), PixelType::u16, 5, 1, mv.width, mv.height}, b.candidates, b.origins,
+                b.fits);
+  compare(a, b, tally);
+  for (const auto& c : b.candidates) CHECK(c.frame == 5);
+
+  std::vector<float> flat(static_cast<std::size_t>(2 * mv.width * mv.height), 123.f);
+  gpu->localize(ChunkPixels{flat.data(), PixelType::f32, 0, 2, mv.width, mv.height}, b.candidates, b.origins,
+                b.fits);
+  CHECK(b.candidates.empty());
+  CHECK(b.fits.empty());
+
+  CHECK_THROWS_AS(gpu->localize(ChunkPixels{mv.u16.data(), PixelType::u8, 0, 1, mv.width, mv.height}, b.candidates,
+                                b.origins, b.fits),
+                  UsageError);
+  CHECK_THROWS_AS(
+      gpu->localize(ChunkPixels{nullptr, PixelType::u16, 0, 1, mv.width, mv.height}, b.candidates, b.origins, b.fits),
+      UsageError);
+  CHECK_THROWS_AS(gpu->localize(ChunkPixels{mv.u16.data(), PixelType::u16, 0, 1, 5, 5}, b.candidates, b.origins,
+                                b.fits),
+                  InputError);
+  // The plan still works after the errors.
+  gpu->localize(ChunkPixels{mv.u16.data(), PixelType::u16, 0, 3, mv.width, mv.height}, b.candidates, b.origins,
+                b.fits);
+  cpu->localize(ChunkPixels{mv.u16.data(), PixelType::u16, 0, 3, mv.width, mv.height}, a.candidates, a.origins,
+                a.fits);
+  compare(a, b, tally);
+  CHECK(tally.agree == tally.fits);
+}
