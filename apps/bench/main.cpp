@@ -65,6 +65,6 @@ int main(int argc, char** argv) {
     if (*roi_cmd) return run_roi_bench(roi, seed, std::cout);
     if (*localize_cmd) return run_localize_bench(localize, seed, ctx.quiet, std::cout);
     if (*io_cmd) return run_io_bench(io, ctx.params.get_int("repeats"), std::cout);
-    throw UsageError("command line", "choose what to run: bench simulate movie|spots, bench fit2d, bench roi, bench io (see bench --help)");
+    throw UsageError("command line", "choose what to run: bench simulate movie|spots, bench fit2d, bench localize, bench roi, bench io (see bench --help)");
   });
 }

@@ -1,11 +1,14 @@
 // Format dispatch for localization files; the formats live in loc_csv.cpp and loc_picasso.cpp.
 #include "nanoscopy/loc/loc_formats.hpp"
 
+#include "nanoscopy/config.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
 
+#include "nanoscopy/config.hpp"
 #include "nanoscopy/core/error.hpp"
 
 namespace nanoscopy {
@@ -94,6 +97,17 @@ std::vector<Localization> read_localizations(const std::string& path, double pix
   LocReadOptions options;
   options.pixel_size_nm = pixel_size_nm;
   return read_localization_file(path, options).locs;
+}
+
+LocWriterContext writer_context(const StackInfo& info, const Camera& camera) {
+  LocWriterContext ctx;
+  ctx.camera = camera;
+  ctx.width = info.width;
+  ctx.height = info.height;
+  ctx.frames = info.frames;
+  ctx.data_type = to_string(info.type);
+  ctx.version = NANOSCOPY_VERSION;
+  return ctx;
 }
 
 }  // namespace nanoscopy

@@ -44,6 +44,7 @@
 #include <utility>
 #include <vector>
 
+#include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/loc/camera.hpp"
 #include "nanoscopy/loc/localization.hpp"
 
@@ -73,6 +74,10 @@ struct LocWriterContext {
   // one the writer writes itself is a UsageError.
   std::vector<std::pair<std::string, std::string>> parameters;
 };
+
+// The context for localizations of the stack `info` (size, frames, pixel type),
+// with `camera` and this build's version; parameters left empty.
+LocWriterContext writer_context(const StackInfo& info, const Camera& camera);
 
 // Rows given to append() and what became of them.
 struct LocWriteCounts {

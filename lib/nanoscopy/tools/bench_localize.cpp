@@ -197,13 +197,7 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
     }
 
     // (b) the whole pipeline to a Picasso HDF5 file.
-    LocWriterContext wctx;
-    wctx.camera = settings.camera;
-    wctx.width = info.width;
-    wctx.height = info.height;
-    wctx.frames = info.frames;
-    wctx.data_type = to_string(info.type);
-    wctx.version = NANOSCOPY_VERSION;
+    const LocWriterContext wctx = writer_context(info, settings.camera);
     const fs::path output = tree.path / ("locs_" + std::to_string(doc["cells"].size()) + ".hdf5");
     const auto t0 = Clock::now();
     auto writer = create_localization_writer(output.string(), "", wctx);

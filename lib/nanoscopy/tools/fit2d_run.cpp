@@ -10,7 +10,6 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "nanoscopy/config.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/loc/loc_formats.hpp"
@@ -144,13 +143,7 @@ void run_fit2d(const Fit2dOptions& options, ToolContext& ctx, std::ostream& out)
   }
   const std::string output = options.output.empty() ? sibling(input_path, "_locs.hdf5") : options.output;
   const std::string format = p.get_string("Output/format") == "auto" ? "" : p.get_string("Output/format");
-  LocWriterContext wctx;
-  wctx.camera = settings.camera;
-  wctx.width = info.width;
-  wctx.height = info.height;
-  wctx.frames = info.frames;
-  wctx.data_type = to_string(info.type);
-  wctx.version = NANOSCOPY_VERSION;
+  LocWriterContext wctx = writer_context(info, settings.camera);
   wctx.parameters = provenance(p, info.path);
   // Outputs are opened (and their directories checked) before any work.
   auto writer = create_localization_writer(output, format, wctx);
