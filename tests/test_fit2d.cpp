@@ -108,6 +108,21 @@ TEST_CASE("fit2d finds the simulated emitters: recall, false positives, RMS erro
   CHECK(photons / static_cast<double>(locs.size()) == doctest::Approx(2000).epsilon(0.15));
 }
 
+TEST_CASE("fit2d on a structured sample: a grid of emitters about 7 px apart") {
+  TempDir dir;
+  const auto movie = simulate(dir, "--frames 60 --width 64 --height 64 --emitters 64 --structure grid --on-fraction 0.3");
+  const auto csv = (dir / "grid.csv").string();
+  const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(csv) + kCamera);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto m = match(read_localizations(csv, 108.0), read_truth(dir / "movie_truth.csv"), 1.0);
+  MESSAGE("grid: " << m.true_positives << " found, " << m.false_negatives << " missed, " << m.false_positives
+                   << " false, RMS " << m.rms << " px");
+  CHECK(m.true_positives >= 0.8 * static_cast<double>(m.true_positives + m.false_negatives));  // neighbours on at once merge
+  CHECK(m.false_positives <= m.true_positives / 20);
+  CHECK(m.rms < 0.12);
+}
+
 TEST_CASE("fit2d writes Picasso HDF5 that h5py and pandas read, with its YAML") {
   REQUIRE_MESSAGE(python_available(), "Debian's python3 with h5py is needed (scripts/install-deps)");
   TempDir dir;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 
+#include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/image_writer.hpp"
 
 namespace nanoscopy {
@@ -29,7 +30,19 @@ std::vector<EmitterTruth> simulate_movie(const MovieSettings& m, const std::stri
   };
   std::vector<Emitter> emitters(static_cast<std::size_t>(m.emitters));
   std::bernoulli_distribution starts_on(m.on_fraction);
-  for (auto& e : emitters) e = {ux(rng), uy(rng), starts_on(rng), false};
+  if (m.structure == "grid") {
+    // As square a grid as the frame allows, cells filled in row order.
+    const double w = static_cast<double>(m.width) - 1 - 2 * margin, h = static_cast<double>(m.height) - 1 - 2 * margin;
+    const int cols = std::max(1, static_cast<int>(std::ceil(std::sqrt(m.emitters * w / std::max(h, 1.0)))));
+    const int rows = std::max(1, (m.emitters + cols - 1) / cols);
+    for (int k = 0; k < m.emitters; ++k)
+      emitters[static_cast<std::size_t>(k)] = {margin + w * (k % cols + 0.5) / cols, margin + h * (k / cols + 0.5) / rows,
+                                               starts_on(rng), false};
+  } else if (m.structure == "random") {
+    for (auto& e : emitters) e = {ux(rng), uy(rng), starts_on(rng), false};
+  } else {
+    throw UsageError("--structure", "unknown structure '" + m.structure + "' (random or grid)");
+  }
   for (int k = 0; k < m.markers; ++k) emitters.push_back({ux(rng), uy(rng), true, true});
   // Two-state Markov blinking with the requested duty cycle and on-period length.
   const double p_off = 1.0 / std::max(1.0, m.mean_on_frames);

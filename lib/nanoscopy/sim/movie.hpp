@@ -15,6 +15,7 @@ struct MovieSettings {
   std::int64_t width = 64;
   std::int64_t height = 64;
   int emitters = 30;
+  std::string structure = "random";  // "random" positions, or a "grid" (rows of evenly spaced emitters)
   double on_fraction = 0.1;    // mean fraction of frames an emitter is on
   double mean_on_frames = 3;   // mean length of an on period
   double photons = 1500;       // photons per frame while on

@@ -20,6 +20,8 @@ void add_movie_options(CLI::App& cmd, MovieCliOptions& o) {
   cmd.add_option("--psf-sigma", s.psf_sigma, "PSF standard deviation in pixels")->default_val(s.psf_sigma)->check(CLI::PositiveNumber);
   cmd.add_option("--background", s.background, "background photons per pixel")->default_val(s.background)->check(CLI::NonNegativeNumber);
   cmd.add_option("--pixel-size", s.pixel_size_nm, "pixel size in nm")->default_val(s.pixel_size_nm)->check(CLI::PositiveNumber);
+  cmd.add_option("--structure", s.structure, "emitter positions: random, or a grid")->default_val(s.structure)
+      ->check(CLI::IsMember({"random", "grid"}));
   cmd.add_option("--markers", s.markers, "fiducial markers: always on, 3x as bright")->default_val(s.markers)->check(CLI::Range(0, 100000));
   cmd.add_option("--drift-x", s.drift_x, "stage drift in x, px per frame")->default_val(s.drift_x);
   cmd.add_option("--drift-y", s.drift_y, "stage drift in y, px per frame")->default_val(s.drift_y);
