@@ -137,4 +137,32 @@ class Event {
   cudaEvent_t event_ = nullptr;
 };
 
+// Grows a plan's reusable buffer to at least n elements (contents not kept).
+template <typename T>
+void grow(DeviceBuffer<T>& b, std::size_t n) {
+  if (b.size() < n) {
+    b = DeviceBuffer<T>();  // free first: the old and new buffers need not fit at once
+    b = DeviceBuffer<T>(n);
+  }
+}
+template <typename T>
+void grow(PinnedBuffer<T>& b, std::size_t n) {
+  if (b.size() < n) {
+    b = PinnedBuffer<T>();
+    b = PinnedBuffer<T>(n);
+  }
+}
+
+// Whether `p` points into page-locked host memory (cudaMallocHost or
+// cudaHostRegister): such memory is copied to the device without staging.
+inline bool is_pinned(const void* p) {
+  if (!p) return false;
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    (void)cudaGetLastError();  // a query, not a failure: clear the error it left
+    return false;
+  }
+  return attr.type == cudaMemoryTypeHost;
+}
+
 }  // namespace nanoscopy::cuda

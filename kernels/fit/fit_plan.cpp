@@ -29,16 +29,6 @@ constexpr std::int64_t max_chunk_cap = 1 << 20;     // bounds the pinned staging
 constexpr std::int64_t max_pipeline_chunks = 8;
 constexpr std::int64_t bytes_per_extra_chunk = 2 << 20;
 
-bool is_pinned(const void* p) {
-  if (!p) return false;
-  cudaPointerAttributes attr{};
-  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
-    (void)cudaGetLastError();  // a query, not a failure: clear the error it left
-    return false;
-  }
-  return attr.type == cudaMemoryTypeHost;
-}
-
 }  // namespace
 
 struct FitPlan::Impl {
@@ -63,21 +53,6 @@ struct FitPlan::Impl {
   FitPlanOptions options;
   std::vector<Slot> slots;
   ParallelCopy copier;
-
-  template <typename T>
-  static void grow(DeviceBuffer<T>& b, std::size_t n) {
-    if (b.size() < n) {
-      b = DeviceBuffer<T>();
-      b = DeviceBuffer<T>(n);
-    }
-  }
-  template <typename T>
-  static void grow(PinnedBuffer<T>& b, std::size_t n) {
-    if (b.size() < n) {
-      b = PinnedBuffer<T>();
-      b = PinnedBuffer<T>(n);
-    }
-  }
 
   void finish(Slot& s) {
     if (!s.busy) return;
@@ -207,18 +182,18 @@ void FitPlan::fit(const RoiBatch& batch, std::span<FitResult> out) {
       Impl::Slot& s = im.slots[next_slot];
       next_slot = (next_slot + 1) % im.slots.size();
       im.finish(s);  // its previous chunk's results are copied out; its buffers are free
-      Impl::grow(s.d_pixels, static_cast<std::size_t>(chunk * pixel_bytes));
-      Impl::grow(s.d_out, static_cast<std::size_t>(chunk));
-      if (with_guesses) Impl::grow(s.d_guesses, static_cast<std::size_t>(chunk));
+      grow(s.d_pixels, static_cast<std::size_t>(chunk * pixel_bytes));
+      grow(s.d_out, static_cast<std::size_t>(chunk));
+      if (with_guesses) grow(s.d_guesses, static_cast<std::size_t>(chunk));
 
       const unsigned char* pixels_from = src + first * pixel_bytes;
       const SpotGuess* guesses_from = with_guesses ? batch.initial + first : nullptr;
       if (!direct_in) {
-        Impl::grow(s.h_pixels, static_cast<std::size_t>(chunk * pixel_bytes));
+        grow(s.h_pixels, static_cast<std::size_t>(chunk * pixel_bytes));
         im.copier.copy(s.h_pixels.get(), pixels_from, static_cast<std::size_t>(count * pixel_bytes));
         pixels_from = s.h_pixels.get();
         if (with_guesses) {
-          Impl::grow(s.h_guesses, static_cast<std::size_t>(chunk));
+          grow(s.h_guesses, static_cast<std::size_t>(chunk));
           std::memcpy(s.h_guesses.get(), guesses_from, static_cast<std::size_t>(count) * sizeof(SpotGuess));
           guesses_from = s.h_guesses.get();
         }
@@ -238,7 +213,7 @@ void FitPlan::fit(const RoiBatch& batch, std::span<FitResult> out) {
                  stream);
       FitResult* dst = out.data() + first;
       if (!direct_out) {
-        Impl::grow(s.h_out, static_cast<std::size_t>(chunk));
+        grow(s.h_out, static_cast<std::size_t>(chunk));
         NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(s.h_out.get(), s.d_out.get(),
                                              static_cast<std::size_t>(count) * sizeof(FitResult),
                                              cudaMemcpyDeviceToHost, stream));

@@ -18,14 +18,6 @@ namespace {
 constexpr std::int64_t max_block_pixels = std::int64_t{1} << 24;
 constexpr std::int64_t max_block_frames = 65535;
 
-template <typename T>
-void grow(DeviceBuffer<T>& b, std::size_t n) {
-  if (b.size() < n) {
-    b = DeviceBuffer<T>();
-    b = DeviceBuffer<T>(n);
-  }
-}
-
 // Grows to at least n elements, keeping the first `used` (copied on `stream`).
 template <typename T>
 void grow_keep(DeviceBuffer<T>& b, std::size_t n, std::size_t used, cudaStream_t stream) {

@@ -19,30 +19,6 @@ namespace {
 // Pageable input is staged in pieces of this size, two buffers in turn.
 constexpr std::size_t staging_piece_bytes = std::size_t{8} << 20;
 
-template <typename T>
-void grow(DeviceBuffer<T>& b, std::size_t n) {
-  if (b.size() < n) {
-    b = DeviceBuffer<T>();
-    b = DeviceBuffer<T>(n);
-  }
-}
-template <typename T>
-void grow(PinnedBuffer<T>& b, std::size_t n) {
-  if (b.size() < n) {
-    b = PinnedBuffer<T>();
-    b = PinnedBuffer<T>(n);
-  }
-}
-
-bool is_pinned(const void* p) {
-  cudaPointerAttributes attr{};
-  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
-    (void)cudaGetLastError();  // a query, not a failure: clear the error it left
-    return false;
-  }
-  return attr.type == cudaMemoryTypeHost;
-}
-
 }  // namespace
 
 struct LocalizePlan::Impl {
