@@ -168,20 +168,6 @@ void require_python() {
   REQUIRE_MESSAGE(test::python_available(), "the cross-checks need /usr/bin/python3 with numpy, h5py and pandas");
 }
 
-struct CommaNumpunct : std::numpunct<char> {
-  char do_decimal_point() const override { return ','; }
-  char do_thousands_sep() const override { return '.'; }
-  std::string do_grouping() const override { return "\3"; }
-};
-
-class GlobalLocale {
- public:
-  explicit GlobalLocale(const std::locale& locale) : previous_(std::locale::global(locale)) {}
-  ~GlobalLocale() { std::locale::global(previous_); }
-
- private:
-  std::locale previous_;
-};
 
 // Round trip tolerance: float32 storage (Picasso) or 7 significant digits (CSV).
 void check_close(double got, double want, double rel, const char* what) {
@@ -262,7 +248,7 @@ TEST_CASE("Picasso HDF5 + YAML: h5py, pandas.read_hdf, PyYAML; Picasso's filteri
 
 TEST_CASE("both formats under a comma-decimal global locale still write and read US numbers") {
   require_python();
-  const GlobalLocale comma(std::locale(std::locale::classic(), new CommaNumpunct));
+  const test::GlobalLocale comma(std::locale(std::locale::classic(), new test::CommaNumpunct));
   test::TempDir dir;
   const auto ctx = test_context();
   const auto locs = plain(test_locs());

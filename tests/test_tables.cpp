@@ -50,21 +50,6 @@ void require_python() {
   REQUIRE_MESSAGE(test::python_available(), "the table cross-checks need /usr/bin/python3 with numpy, h5py and pandas");
 }
 
-// A numpunct that writes "1.234,5": what a German global locale would do to iostreams.
-struct CommaNumpunct : std::numpunct<char> {
-  char do_decimal_point() const override { return ','; }
-  char do_thousands_sep() const override { return '.'; }
-  std::string do_grouping() const override { return "\3"; }
-};
-
-class GlobalLocale {
- public:
-  explicit GlobalLocale(const std::locale& locale) : previous_(std::locale::global(locale)) {}
-  ~GlobalLocale() { std::locale::global(previous_); }
-
- private:
-  std::locale previous_;
-};
 
 }  // namespace
 
@@ -85,7 +70,7 @@ TEST_CASE("CSV read by Python's csv module and pandas: header, exact text of eac
   }
 
   SUBCASE("plain labels (quoted only where needed), semicolon, under a comma-decimal global locale") {
-    const GlobalLocale comma(std::locale(std::locale::classic(), new CommaNumpunct));
+    const test::GlobalLocale comma(std::locale(std::locale::classic(), new test::CommaNumpunct));
     const auto path = (dir / "table_semicolon.csv").string();
     CsvOptions options;
     options.quote_header = false;

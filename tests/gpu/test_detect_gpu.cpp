@@ -47,16 +47,12 @@ Frames simulated(std::int64_t frames, int width, int height, int emitters, std::
   m.emitters = emitters;
   m.on_fraction = 0.25;
   m.seed = seed;
-  nanoscopy::test::TempDir dir;
-  const std::string path = (dir / "movie.tif").string();
-  simulate_movie(m, path);
-  auto reader = open_stack(path);
+  const auto u16 = nanoscopy::test::simulated_movie_u16(m);
   Frames f;
   f.count = frames;
   f.width = width;
   f.height = height;
-  f.pixels.resize(static_cast<std::size_t>(frames * width * height));
-  reader->read_float(0, frames, f.pixels.data());
+  f.pixels.assign(u16.begin(), u16.end());
   return f;
 }
 

@@ -35,20 +35,12 @@ Movie simulated(std::int64_t frames, int width, int height, int emitters, std::u
   m.emitters = emitters;
   m.on_fraction = 0.3;
   m.seed = seed;
-  nanoscopy::test::TempDir dir;
-  const std::string path = (dir / "movie.tif").string();
-  simulate_movie(m, path);
-  auto reader = open_stack(path);
-  REQUIRE(reader->info().type == PixelType::u16);
   Movie mv;
   mv.frames = frames;
   mv.width = width;
   mv.height = height;
-  const auto n = static_cast<std::size_t>(frames * width * height);
-  mv.u16.resize(n);
-  mv.f32.resize(n);
-  reader->read_raw(0, frames, mv.u16.data());
-  reader->read_float(0, frames, mv.f32.data());
+  mv.u16 = nanoscopy::test::simulated_movie_u16(m);
+  mv.f32.assign(mv.u16.begin(), mv.u16.end());
   return mv;
 }
 

@@ -1,5 +1,7 @@
 #include "support/test_support.hpp"
 
+#include "nanoscopy/io/stack_reader.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -86,6 +88,16 @@ std::string read_file(const fs::path& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+std::vector<std::uint16_t> simulated_movie_u16(const MovieSettings& settings) {
+  TempDir dir;
+  const std::string path = (dir / "movie.tif").string();
+  simulate_movie(settings, path);
+  auto reader = open_stack(path);
+  std::vector<std::uint16_t> frames(static_cast<std::size_t>(settings.frames * settings.width * settings.height));
+  reader->read_raw(0, settings.frames, frames.data());
+  return frames;
 }
 
 }  // namespace nanoscopy::test

@@ -7,7 +7,11 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <cstdint>
+#include <locale>
 #include <vector>
+
+#include "nanoscopy/sim/movie.hpp"
 
 namespace nanoscopy::test {
 
@@ -59,6 +63,28 @@ E expect_error(const std::function<void()>& f) {
   FAIL("the expected exception was not thrown");
   return E("", "");
 }
+
+// A simulated movie's frames as uint16 (T, Y, X), through a temporary TIFF.
+std::vector<std::uint16_t> simulated_movie_u16(const MovieSettings& settings);
+
+// A numpunct that writes "1.234,5": what a German global locale would do to iostreams.
+struct CommaNumpunct : std::numpunct<char> {
+  char do_decimal_point() const override { return ','; }
+  char do_thousands_sep() const override { return '.'; }
+  std::string do_grouping() const override { return "\3"; }
+};
+
+// Sets the global locale for the lifetime of the object.
+class GlobalLocale {
+ public:
+  explicit GlobalLocale(const std::locale& locale) : previous_(std::locale::global(locale)) {}
+  ~GlobalLocale() { std::locale::global(previous_); }
+  GlobalLocale(const GlobalLocale&) = delete;
+  GlobalLocale& operator=(const GlobalLocale&) = delete;
+
+ private:
+  std::locale previous_;
+};
 
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
