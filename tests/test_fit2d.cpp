@@ -273,3 +273,27 @@ TEST_CASE("fit2d --roi follows fixed markers and streams one line per frame") {
   CHECK(bad.exit_code == 3);
   CHECK(bad.output.find("outside.txt:2") != std::string::npos);
 }
+
+TEST_CASE("fit2d --regions localizes only inside the given regions") {
+  TempDir dir;
+  const auto movie = simulate(dir, "--frames 40 --width 64 --height 64 --emitters 30 --on-fraction 0.3");
+  write_file(dir / "left.txt", "# x0 y0 width height\n0 0 32 64\n");
+  const auto all_csv = (dir / "all.csv").string(), left_csv = (dir / "left.csv").string();
+  REQUIRE(tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(all_csv) + kCamera).exit_code == 0);
+  const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(left_csv) + kCamera + "--regions " +
+                                   shell_quote((dir / "left.txt").string()));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto all = read_localizations(all_csv, 108), left = read_localizations(left_csv, 108);
+  std::size_t expected = 0;
+  for (const auto& l : all) expected += l.x < 31.5 ? 1 : 0;
+  CHECK(left.size() > 0);
+  CHECK(left.size() < all.size());
+  for (const auto& l : left) CHECK(l.x < 32.5);
+  CHECK(left.size() >= expected - expected / 20);  // spots straddling the edge may go either way
+
+  write_file(dir / "bad.txt", "0 0 32 64\n40 40 40 10\n");
+  const auto bad = tool("fit2d", "-q " + shell_quote(movie) + " --regions " + shell_quote((dir / "bad.txt").string()));
+  CHECK(bad.exit_code == 3);
+  CHECK(bad.output.find("bad.txt:2") != std::string::npos);
+}

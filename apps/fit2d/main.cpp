@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   cli.add_option("--roi", o.roi_file, "Fit these fixed marker ROIs in every frame (lines 'x y' centres or 'x0 y0 w h'), "
                                      "warm-started, and write the drift per frame (default STACK_roi_drift.csv)")
       ->type_name("FILE");
+  cli.add_option("--regions", o.regions_file, "Localize only inside these regions: lines 'x0 y0 width height' (px)")
+      ->type_name("FILE");
   cli.add_flag("--stream", o.stream, "With --roi: print 'frame dx_nm dy_nm markers status' on stdout as each frame is done");
   app.bind("--baseline", "Camera/Baseline");
   app.bind("--sensitivity", "Camera/Sensitivity");

@@ -153,6 +153,7 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
       summary.candidates += static_cast<std::int64_t>(candidates.size());
       accepted.clear();
       for (std::size_t k = 0; k < candidates.size(); ++k) {
+        if (!in_regions(settings.regions, candidates[k].x, candidates[k].y)) continue;  // not counted
         const auto loc = to_localization(fits[k], candidates[k].frame, origins[k].x0, origins[k].y0, settings.camera,
                                          settings.fit.model,
                                          candidates[k].net_gradient * settings.camera.photons_per_adu());

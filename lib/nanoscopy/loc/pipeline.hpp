@@ -17,6 +17,7 @@
 #include "nanoscopy/loc/convert.hpp"
 #include "nanoscopy/loc/detect.hpp"
 #include "nanoscopy/loc/localization.hpp"
+#include "nanoscopy/loc/regions.hpp"
 
 namespace nanoscopy {
 
@@ -25,6 +26,7 @@ struct PipelineSettings {
   FitSettings fit;
   Camera camera;
   LocFilter filter;
+  std::vector<Region> regions;  // only spots detected inside these (empty: everywhere)
   std::int64_t chunk_frames = 256;
   bool quiet = false;
 };

@@ -131,6 +131,7 @@ void run_fit2d(const Fit2dOptions& options, ToolContext& ctx, std::ostream& out)
   settings.filter = {p.get_real("Filter/min sigma"), p.get_real("Filter/max sigma"), p.get_real("Filter/min photons"),
                      p.get_real("Filter/max precision")};
   settings.chunk_frames = p.get_int("Input/chunk frames");
+  if (!options.regions_file.empty()) settings.regions = parse_regions(options.regions_file, info.width, info.height);
   settings.quiet = ctx.quiet;
 
   const fs::path input_path(info.path);

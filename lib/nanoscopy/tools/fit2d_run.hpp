@@ -14,6 +14,7 @@ struct Fit2dOptions {
   std::string output;  // "" = <input stem>_locs.hdf5 beside the input
   bool track = false;
   std::string roi_file;
+  std::string regions_file;  // localize only inside these regions
   bool stream = false;  // --roi: one line per frame on stdout as soon as it is fitted
 };
 

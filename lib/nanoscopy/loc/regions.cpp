@@ -1,0 +1,49 @@
+#include "nanoscopy/loc/regions.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include "nanoscopy/core/error.hpp"
+
+namespace nanoscopy {
+
+std::vector<Region> parse_regions(const std::string& path, std::int64_t frame_width, std::int64_t frame_height) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, "cannot open the regions file");
+  std::vector<Region> regions;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const std::string where = path + ":" + std::to_string(number);
+    line = line.substr(0, line.find('#'));
+    std::replace_if(line.begin(), line.end(), [](char c) { return c == ',' || c == '\t' || c == '\r'; }, ' ');
+    std::istringstream fields(line);
+    std::vector<std::int64_t> v;
+    std::string word;
+    while (fields >> word) {
+      std::int64_t value = 0;
+      const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), value);
+      if (ec != std::errc() || end != word.data() + word.size())
+        throw InputError(where, "'" + word + "' is not a whole number of pixels (expected: x0 y0 width height)");
+      v.push_back(value);
+    }
+    if (v.empty()) continue;
+    if (v.size() != 4) throw InputError(where, "expected 4 numbers, x0 y0 width height, not " + std::to_string(v.size()));
+    const Region r{v[0], v[1], v[2], v[3]};
+    if (r.width <= 0 || r.height <= 0) throw InputError(where, "the region's width and height must be positive");
+    if (r.x0 < 0 || r.y0 < 0 || r.x0 + r.width > frame_width || r.y0 + r.height > frame_height)
+      throw InputError(where, "the region reaches outside the " + std::to_string(frame_width) + "x" +
+                                  std::to_string(frame_height) + " frame");
+    regions.push_back(r);
+  }
+  if (regions.empty()) throw InputError(path, "no regions in the file (lines of: x0 y0 width height)");
+  return regions;
+}
+
+bool in_regions(const std::vector<Region>& regions, std::int64_t x, std::int64_t y) {
+  return regions.empty() ||
+         std::any_of(regions.begin(), regions.end(), [&](const Region& r) { return r.contains(x, y); });
+}
+
+}  // namespace nanoscopy
