@@ -46,19 +46,6 @@ std::string DeviceRequest::to_string() const {
   return "auto";
 }
 
-std::string Device::describe() const {
-  if (kind == DeviceKind::cpu) return "cpu (" + std::to_string(cpu_threads) + " thread" + (cpu_threads == 1 ? "" : "s") + ")";
-  std::string s;
-  const auto gpus_here = list_gpus();
-  for (int g : gpus) {
-    if (!s.empty()) s += ", ";
-    s += "cuda:" + std::to_string(g);
-    for (const auto& info : gpus_here)
-      if (info.index == g) s += " (" + info.name + ")";
-  }
-  return s;
-}
-
 Device select_device(const DeviceRequest& request, bool quiet) {
   Device cpu;
   cpu.kind = DeviceKind::cpu;

@@ -35,7 +35,6 @@ struct Device {
   DeviceKind kind = DeviceKind::cpu;
   std::vector<int> gpus;  // CUDA device indices (one, or several for cuda:all)
   int cpu_threads = 1;    // for the CPU backend
-  std::string describe() const;  // "cpu (2 threads)" or "cuda:0 (NVIDIA H100 80GB HBM3)"
 };
 
 bool cuda_compiled();                       // NANOSCOPY_HAVE_CUDA
