@@ -1,10 +1,12 @@
 #!/usr/bin/python3
-"""Draws the figures of the spot-fitting paper (Figs. 2-5, 7, 8) from `bench fit2d --json`.
+"""Draws the papers' figures from bench JSON.
 
 usage: scripts/plot_bench.py bench.json [-o OUTDIR]
-Writes fig2_time_per_call.png, fig3_fits_per_s.png, fig4_pixels_per_s.png,
-fig5_speedup_vs_gpufit.png, fig7_errors.png, fig8_iterations.png (those the data allow).
-Needs Debian's python3-matplotlib.
+From `bench fit2d --json` (the spot-fitting paper, Figs. 2-5, 7, 8): fig2_time_per_call.png,
+fig3_fits_per_s.png, fig4_pixels_per_s.png, fig5_speedup_vs_gpufit.png, fig7_errors.png,
+fig8_iterations.png. From `bench smre --json` (the SMRE paper, Fig. 8): smre_fig8_runtime.png,
+smre_fig8_speedup.png, and with --images DIR given to bench, smre_quality.png.
+Needs Debian's python3-matplotlib (and python3-tifffile for the quality images).
 """
 import argparse
 import json
@@ -134,17 +136,93 @@ def accuracy_figures(doc, outdir):
     return written
 
 
+def smre_figures(doc, outdir):
+    """The SMRE paper's Fig. 8: runtime against image edge and speed-up over the CPU exact method."""
+    rows = [r for r in doc.get("runtime", []) if "seconds" in r]
+    if not rows:
+        return []
+    variants = sorted({r["variant"] for r in rows})
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    for v in variants:
+        pts = sorted((r["edge"], r["seconds"], r.get("extrapolated", False)) for r in rows if r["variant"] == v)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=v)
+        for e, t, extrapolated in pts:
+            if extrapolated:
+                ax.plot([e], [t], "o", mfc="white", color="gray")
+    iterations = rows[0]["iterations"]
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("image edge (px)")
+    ax.set_ylabel(f"seconds for {iterations} ADMM iterations")
+    ax.set_title("SMRE runtime (open marks: scaled from fewer iterations)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(outdir, "smre_fig8_runtime.png"), dpi=120)
+    plt.close(fig)
+    written = ["smre_fig8_runtime.png"]
+    base = {r["edge"]: r["seconds"] for r in rows if r["variant"] == "CPU exact"}
+    if base:
+        fig, ax = plt.subplots(figsize=(6, 4.5))
+        for v in variants:
+            pts = sorted((r["edge"], base[r["edge"]] / r["seconds"]) for r in rows if r["variant"] == v and r["edge"] in base)
+            if pts and v != "CPU exact":
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=v)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("image edge (px)")
+        ax.set_ylabel("speed-up over CPU exact")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(os.path.join(outdir, "smre_fig8_speedup.png"), dpi=120)
+        plt.close(fig)
+        written.append("smre_fig8_speedup.png")
+    return written
+
+
+def smre_quality_figure(images_dir, outdir):
+    """Truth, measurement and restorations side by side (bench smre --images DIR)."""
+    import tifffile
+
+    names = [("truth", "truth.tif")]
+    for noise in ("1", "3", "10"):
+        for kind in ("measured", "icd", "exact"):
+            names.append((f"{kind}, noise {noise}", f"{kind}_noise{noise}.tif"))
+    present = [(t, os.path.join(images_dir, f)) for t, f in names if os.path.exists(os.path.join(images_dir, f))]
+    if len(present) < 2:
+        return []
+    cols = 4
+    rows = (len(present) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(3 * cols, 3 * rows))
+    for ax in axes.flat:
+        ax.axis("off")
+    for ax, (title, path) in zip(axes.flat, present):
+        ax.imshow(tifffile.imread(path), cmap="gray", vmin=0, vmax=255)
+        ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(os.path.join(outdir, "smre_quality.png"), dpi=100)
+    plt.close(fig)
+    return ["smre_quality.png"]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("json")
     parser.add_argument("-o", "--outdir", default=".")
+    parser.add_argument("--images", help="bench smre --images DIR: also draw the quality images")
     args = parser.parse_args()
     with open(args.json) as f:
         doc = json.load(f)
     os.makedirs(args.outdir, exist_ok=True)
-    written = throughput_figures(doc, args.outdir) + accuracy_figures(doc, args.outdir)
+    if doc.get("benchmark") == "smre":
+        written = smre_figures(doc, args.outdir)
+        if args.images:
+            written += smre_quality_figure(args.images, args.outdir)
+    else:
+        written = throughput_figures(doc, args.outdir) + accuracy_figures(doc, args.outdir)
     if not written:
-        print(f"plot_bench: {args.json}: no throughput or accuracy cells to plot", file=sys.stderr)
+        print(f"plot_bench: {args.json}: nothing to plot", file=sys.stderr)
         return 3
     for w in written:
         print(os.path.join(args.outdir, w))

@@ -7,6 +7,7 @@
 #include "nanoscopy/tools/bench_io.hpp"
 #include "nanoscopy/tools/bench_localize.hpp"
 #include "nanoscopy/tools/bench_roi.hpp"
+#include "nanoscopy/tools/bench_smre.hpp"
 #include "nanoscopy/tools/schemas.hpp"
 #include "nanoscopy/tools/simulate_cli.hpp"
 
@@ -49,6 +50,10 @@ int main(int argc, char** argv) {
   localize_cmd->alias("fit2d-e2e");
   add_localize_bench_options(*localize_cmd, localize);
 
+  SmreBenchOptions smre;
+  auto* smre_cmd = cli.add_subcommand("smre", "SMRE: runtime vs image edge (CPU/GPU, exact/ICD), quality on camera.png, stack frames/s");
+  add_smre_bench_options(*smre_cmd, smre);
+
   app.set_footer(
       "Examples:\n"
       "  bench simulate movie -o movie.tif --frames 500    a movie and movie_truth.csv\n"
@@ -56,7 +61,8 @@ int main(int argc, char** argv) {
       "  bench fit2d --json fit.json                       throughput and accuracy of every backend\n"
       "  bench fit2d --quick                               a one-minute version\n"
       "  bench localize --devices cpu,cuda:0               fit2d end to end on a 10,000-frame 256x256 stack\n"
-      "  bench io --pages 100000                           TIFF indexing and reading speed");
+      "  bench io --pages 100000                           TIFF indexing and reading speed\n"
+      "  bench smre --json smre.json --images smre-img     SMRE runtime (the paper's Fig. 8), quality, stack rate");
   return app.run(argc, argv, [&](ToolContext& ctx) {
     const auto seed = static_cast<std::uint64_t>(ctx.params.get_int("seed"));
     if (*sim_movie) return run_simulate_movie(movie, seed, ctx.quiet);
@@ -64,7 +70,8 @@ int main(int argc, char** argv) {
     if (*fit_cmd) return run_fit_bench(fit, seed, static_cast<int>(ctx.params.get_int("repeats")), ctx.quiet, std::cout);
     if (*roi_cmd) return run_roi_bench(roi, seed, std::cout);
     if (*localize_cmd) return run_localize_bench(localize, seed, ctx.quiet, std::cout);
+    if (*smre_cmd) return run_smre_bench(smre, seed, ctx.quiet, std::cout);
     if (*io_cmd) return run_io_bench(io, ctx.params.get_int("repeats"), std::cout);
-    throw UsageError("command line", "choose what to run: bench simulate movie|spots, bench fit2d, bench localize, bench roi, bench io (see bench --help)");
+    throw UsageError("command line", "choose what to run: bench simulate movie|spots, bench fit2d, bench localize, bench roi, bench io, bench smre (see bench --help)");
   });
 }

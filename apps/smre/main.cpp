@@ -2,23 +2,55 @@
 #include <iostream>
 
 #include "nanoscopy/cli/tool_app.hpp"
-#include "nanoscopy/core/error.hpp"
 #include "nanoscopy/params/tool_schemas.hpp"
-#include "nanoscopy/tools/stack_scan.hpp"
+#include "nanoscopy/tools/smre_run.hpp"
 
 int main(int argc, char** argv) {
   using namespace nanoscopy;
   static const Schema schema = smre_schema();
   ToolApp app("smre",
-              "smre: statistical multi-resolution estimation: denoise and deconvolve an image or every frame of a\n"
-              "stack with ADMM and exact or incomplete (--icd) Dykstra projections. Parameter files follow the\n"
-              "SMRE paper's listing (params/smre.prm).",
+              "smre: statistical multi-resolution estimation. Restores an image, or every frame of a stack, blurred\n"
+              "by a Gaussian PSF and disturbed by noise: the smoothest image (in the sense of the regularizer)\n"
+              "whose residual passes a chi-square test on every square of the image at every scale, with\n"
+              "probability --alpha for pure noise. ADMM with exact Dykstra projections (squares of edge\n"
+              "1..MRdepth at every shift) or the incomplete Dykstra (--icd: dyadic squares in 32x32 tiles,\n"
+              "much faster). Output: float32 TIFF (or .h5), <input>_smre.tif unless -o.\n"
+              "Parameter files follow the SMRE paper's listing (params/smre.prm).",
               schema);
-  std::string input;
-  app.cli().add_option("image", input, "Input image or stack")->type_name("IMAGE");
-  app.set_footer("Examples:\n  smre --print-params > my.prm\n  smre --params params/smre.prm image.tif");
-  return app.run(argc, argv, [&](ToolContext& ctx) {
-    if (input.empty()) throw UsageError("command line", "no input image given (see smre --help)");
-    print_scan(std::cout, scan_stack(input, ctx.frames, 256, ctx.quiet));
-  });
+  SmreOptions options;
+  app.cli().add_option("image", options.input, "Input image or stack (TIFF, HDF5, Picasso .raw, PNG)")->type_name("IMAGE");
+  app.cli().add_option("-o,--output", options.output, "Output image (.tif float32 or .h5)")->type_name("FILE");
+  app.bind_flag("--icd", "program flow control/approx", "Incomplete Dykstra on 32x32 tiles (fast); default: exact");
+  app.bind("--psf", "input data/sigma", "PSF sigma in pixels");
+  app.cli().add_option("--fwhm", options.fwhm, "PSF full width at half maximum in pixels (instead of --psf)")
+      ->type_name("PX");
+  app.bind("--noise", "input data/gaussian noise", "Gaussian noise sigma; 0 = estimate from each frame (MAD)");
+  app.bind("--regularizer", "method/regularizer");
+  app.bind("--lambda", "input data/regularization", "Regularization weight");
+  app.bind("--alpha", "method/coverage", "Coverage: probability that pure noise meets every constraint");
+  app.bind("--weights", "method/weights");
+  app.bind("--weight-samples", "method/weight samples");
+  app.bind("--mrdepth", "program flow control/MRdepth", "Exact Dykstra: largest square edge (px)");
+  app.bind("--icd-sweeps", "method/icd sweeps");
+  app.bind("--iterations", "program flow control/maximum iterations", "Maximum ADMM iterations");
+  app.bind("--tolerance", "program flow control/tolerance");
+  app.bind("--report-interval", "program flow control/report interval");
+  app.bind_flag("--anscombe", "method/anscombe", "Poisson data: Anscombe transform and its unbiased inverse");
+  app.bind_flag("--simulate", "simulate dataset from real image/simulate",
+                "Treat the input as a true image: blur it, add --noise, restore, report the quality");
+  app.bind_flag("--time-seed", "simulate dataset from real image/time seed", "Seed the simulated noise from the clock");
+  app.bind_flag("--control", "output/control", "Save the estimate every report interval (<output>_iterNNNNNN.tif)");
+  app.bind("--log", "output/log", "Write the convergence history as CSV");
+  app.cli().add_flag("--print-weights", options.print_weights,
+                     "Print the weights c_s for the image (or --size) and exit");
+  app.cli().add_option("--size", options.size, "Frame size for --print-weights without an image")->type_name("WxH");
+  app.set_footer(
+      "Examples:\n"
+      "  smre --icd --psf 3 image.tif                      # writes image_smre.tif\n"
+      "  smre --icd --fwhm 6 --anscombe stack.tif -o out.tif  # Poisson counts, every frame\n"
+      "  smre --regularizer tv --psf 4 --noise 3 --log conv.csv image.tif\n"
+      "  smre --simulate --noise 3 --psf 4 --icd truth.png  # blur + noise a true image, restore, report quality\n"
+      "  smre --print-weights --size 1024x1024 --weights closed-form\n"
+      "  smre --params params/smre.prm image.tif            # the paper's listing (simulate = true there)");
+  return app.run(argc, argv, [&](ToolContext& ctx) { run_smre(options, ctx, std::cout); });
 }

@@ -109,3 +109,26 @@ std::unique_ptr<ChunkLocalizer> make_chunk_localizer(const Device& device, const
 }
 
 }  // namespace nanoscopy
+
+// smre: ADMM on frame batches; the CPU reference always, CUDA (every array of a
+// batch on the device's first GPU) when compiled in.
+#include "nanoscopy/smre/engine.hpp"
+#if NANOSCOPY_HAVE_CUDA
+#include "smre/smre_engine_cuda.hpp"
+#endif
+
+namespace nanoscopy {
+
+std::unique_ptr<SmreEngine> make_smre_engine(const Device& device, const SmreProblem& problem,
+                                             std::int64_t max_batch) {
+  if (device.kind == DeviceKind::cpu) return make_cpu_smre_engine(problem, device.cpu_threads);
+#if NANOSCOPY_HAVE_CUDA
+  if (device.gpus.empty()) throw DeviceError("--device", "no GPU selected");
+  return cuda::make_cuda_smre_engine(device.gpus.front(), problem, max_batch);
+#else
+  (void)max_batch;
+  throw DeviceError("--device", "this build has no CUDA backend");
+#endif
+}
+
+}  // namespace nanoscopy

@@ -14,5 +14,7 @@ std::unique_ptr<StackReader> open_tiff(const std::string& path);
 std::unique_ptr<StackReader> open_hdf5(const std::string& path, const std::string& dataset);
 // Picasso .raw movie with its .yaml beside it.
 std::unique_ptr<StackReader> open_picasso_raw(const std::string& path);
+// One PNG image (grey; colour is converted to grey) as a one-frame stack.
+std::unique_ptr<StackReader> open_png(const std::string& path);
 
 }  // namespace nanoscopy::detail

@@ -73,9 +73,10 @@ std::unique_ptr<StackReader> open_stack(const std::string& spec) {
   // HDF5 files may carry a user block, so the signature can sit at 512, 1024, ...: trust the extension then.
   if (hdf5_magic || is_hdf5_extension(ext)) return detail::open_hdf5(path, dataset);
   if (ext == ".raw") return detail::open_picasso_raw(path);
+  if (std::memcmp(magic.data(), "\x89PNG\r\n\x1a\n", 8) == 0) return detail::open_png(path);
   if (ext == ".tif" || ext == ".tiff" || ext == ".btf" || ext == ".tf8")
     throw InputError(path, "not a TIFF file (no TIFF signature at the start; is it a renamed text or other file?)");
-  throw InputError(path, "unknown stack format (expected TIFF/BigTIFF .tif, HDF5 .h5/.hdf5, or Picasso .raw with .yaml)");
+  throw InputError(path, "unknown stack format (expected TIFF/BigTIFF .tif, HDF5 .h5/.hdf5, or Picasso .raw with .yaml, or a PNG image)");
 }
 
 ChunkStream::ChunkStream(StackReader& reader, FrameRange::Resolved range, std::int64_t chunk_frames)

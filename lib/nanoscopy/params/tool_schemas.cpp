@@ -15,7 +15,9 @@ Schema smre_schema() {
   s.positive_real("input data/rho2", 1.8, "stabilises the second constraint (penalty weight rho2)");
   s.positive_real("input data/sigma", 3, "PSF spread: standard deviation of the Gaussian PSF in pixels");
 
-  s.string("output/output image", "control.tif", "where should we put the output image? Will be a TIFF image");
+  s.string("output/output image", "",
+           "where should we put the output image? TIFF (float32) or .h5; empty: <input>_smre.tif beside the input "
+           "(the paper's listing says control.tif)");
   s.boolean("output/control", false, "save preliminary results of the output image");
 
   s.integer("program flow control/MRdepth", 15, 1, {},
@@ -23,14 +25,36 @@ Schema smre_schema() {
   s.boolean("program flow control/approx", false,
             "do a small dykstra in approximation (incomplete cyclic Dykstra on 32x32 tiles)");
   s.integer("program flow control/maximum iterations", 10000, 1, {}, "maximum number of ADMM iterations");
-  s.integer("program flow control/report interval", 1, 1, {}, "report progress every this many iterations");
+  s.integer("program flow control/report interval", 10, 1, {},
+            "report progress (and save control images) every this many iterations (the listing says 1)");
   s.real("program flow control/tolerance", 1e-3, 0, {},
          "finish when |x_r - x_{r-1}| / sqrt(pixels) < tolerance (0: run to maximum iterations)");
 
-  s.boolean("simulate dataset from real image/simulate", true,
-            "if false the input is treated as real data; if true as a test image to which blur and noise are added");
+  s.boolean("simulate dataset from real image/simulate", false,
+            "if false the input is treated as real data; if true as a test image to which blur and noise are added "
+            "(the listing says true)");
   s.boolean("simulate dataset from real image/time seed", false,
             "if false simulated noise has a constant seed; if true the seed is taken from the clock");
+
+  // Beyond the listing: choices the paper fixed or left to the code.
+  s.choice("method/regularizer", "l2", {"l2", "tv", "l1"},
+           "R(z): l2 = lambda |z|^2/2 (the paper's choice for SOFI), tv = isotropic total variation, l1");
+  s.real("method/coverage", 0.9, 0.0, 1.0,
+         "alpha: probability that pure noise satisfies every constraint (sets the weights c_s)");
+  s.choice("method/weights", "monte-carlo", {"monte-carlo", "closed-form"},
+           "c_s from the alpha-quantile of the maximum statistic by seeded Monte Carlo (cached), or the per-scale "
+           "closed form");
+  s.integer("method/weight samples", 500, 20, {}, "noise images of the Monte Carlo quantile");
+  s.boolean("method/anscombe", false, "Poisson data: Anscombe transform before, unbiased inverse after (noise 1)");
+  s.integer("method/icd sweeps", 0, 0, {}, "ICD sweeps per tile and pass: 1 = the paper's text, 0 = to tolerance");
+  s.real("method/dykstra tolerance", 1e-3, 0.0, {},
+         "stop a projection when the mean |change| of eps per sweep < this times the noise sigma");
+  s.integer("method/dykstra max sweeps", 200, 1, {}, "cap on Dykstra sweeps per projection");
+  s.boolean("method/dykstra warm start", true,
+            "start each projection from the previous ADMM iteration's Dykstra memory (same limit, far fewer sweeps)");
+  s.positive_real("method/gamma", 0.1, "step of the linearized x-update");
+  s.integer("method/tv iterations", 10, 1, {}, "Chambolle dual iterations per z-step (tv)");
+  s.string("output/log", "", "CSV file for the convergence history (frame, iteration, c1, c2, max ratio, step)");
   return s;
 }
 

@@ -12,6 +12,10 @@ namespace nanoscopy {
 //   output/{output image, control}
 //   program flow control/{MRdepth, approx, maximum iterations, report interval, tolerance}
 //   simulate dataset from real image/{simulate, time seed}
+//   method/{regularizer, coverage, weights, weight samples, anscombe, icd sweeps, dykstra tolerance,
+//           dykstra max sweeps, gamma, tv iterations}, output/log: what the listing leaves to the code
+// Defaults are the listing's except where a plain command line should restore
+// real data: simulate false, output image <input>_smre.tif, report interval 10.
 // Lengths are in pixels; intensities in the image's units.
 Schema smre_schema();
 

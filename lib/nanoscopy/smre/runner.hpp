@@ -1,0 +1,86 @@
+// Restores frames with SMRE: validates the input, estimates or takes the noise
+// level, applies the Anscombe transform if asked, pads by reflection, runs the
+// engine's ADMM iterations in batches until every frame meets the tolerance
+// (or the iteration cap), and crops and back-transforms the result. Memory is
+// one batch of frames, whatever the stack length.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/smre/engine.hpp"
+#include "nanoscopy/smre/psf.hpp"
+
+namespace nanoscopy {
+
+struct SmreRunOptions {
+  SmreSettings settings;
+  bool anscombe = false;           // Poisson data: 2 sqrt(x + 3/8) forward, Makitalo-Foi inverse back
+  std::uint64_t weight_seed = 20140101;
+  bool weight_cache = true;
+  std::int64_t max_batch = 64;     // frames per GPU batch at most
+  std::string source = "image";    // the input's name, for error messages
+  bool quiet = false;
+};
+
+struct FrameOutcome {
+  std::int64_t frame = 0;       // absolute index
+  std::int64_t iterations = 0;
+  bool converged = false;       // met the tolerance before the cap
+  FrameStats last;
+  double noise_sigma = 0;       // used (in the Anscombe domain with --anscombe)
+  bool sigma_estimated = false;
+};
+
+struct ReportLine {
+  std::int64_t frame = 0;
+  std::int64_t iteration = 0;
+  FrameStats stats;
+  double max_ratio = 0;  // max_s c_s sum eps^2 / sigma^2 (<= 1: every constraint met)
+};
+
+class SmreRunner {
+ public:
+  // Validates the settings against a width x height frame (UsageError: sigma <= 0,
+  // a PSF wider than the image, MRdepth larger than the image) and computes the
+  // weights (Monte Carlo ones cached on disk).
+  SmreRunner(std::int64_t width, std::int64_t height, const SmreRunOptions& options, const Device& device);
+  ~SmreRunner();
+
+  const SmreProblem& problem() const { return problem_; }
+  const Padding& padding() const { return padding_; }
+  std::string engine_name() const { return engine_->name(); }
+  std::int64_t batch_frames() const { return engine_->capacity(); }
+
+  // Called every report interval for every frame still running, and at a frame's last iteration.
+  std::function<void(const ReportLine&)> on_report;
+  // Called every report interval with the current estimate of the batch's first frame (cropped, back-transformed).
+  std::function<void(std::int64_t frame, std::int64_t iteration, std::span<const float> x)> on_control;
+
+  // Restores count frames of width x height (T, Y, X) in place; `first_frame`
+  // numbers them for reports and errors. InputError for NaN/Inf pixels,
+  // negative values with Anscombe, or a frame whose noise cannot be estimated.
+  std::vector<FrameOutcome> run(std::span<float> frames, std::int64_t first_frame);
+
+ private:
+  std::vector<FrameOutcome> run_batch(std::span<float> frames, std::int64_t count, std::int64_t first_frame);
+
+  SmreRunOptions options_;
+  Padding padding_;
+  SmreProblem problem_;
+  std::unique_ptr<SmreEngine> engine_;
+};
+
+// The problem for a padded frame (exposed for tests and bench).
+SmreProblem make_smre_problem(std::int64_t padded_width, std::int64_t padded_height, const SmreSettings& settings,
+                              const WeightOptions& weights);
+// The padding SMRE uses: margin max(PSF radius, 16) (the ICD passes leave up to
+// 16 px of the padded frame's border out), then a multiple of 32.
+Padding smre_padding(std::int64_t width, std::int64_t height, double psf_sigma);
+
+}  // namespace nanoscopy

@@ -1,0 +1,252 @@
+#include "nanoscopy/tools/smre_run.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "nanoscopy/config.hpp"
+#include "nanoscopy/core/atomic_file.hpp"
+#include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/progress.hpp"
+#include "nanoscopy/io/image_writer.hpp"
+#include "nanoscopy/io/stack_reader.hpp"
+#include "nanoscopy/smre/runner.hpp"
+#include "nanoscopy/smre/simulate.hpp"
+
+namespace nanoscopy {
+
+namespace fs = std::filesystem;
+
+SmreSettings smre_settings_from(const Params& p) {
+  SmreSettings s;
+  s.psf_sigma = p.get_real("input data/sigma");
+  s.noise_sigma = p.get_real("input data/gaussian noise");
+  s.lambda = p.get_real("input data/regularization");
+  s.alpha1 = p.get_real("input data/alpha1");
+  s.alpha2 = p.get_real("input data/alpha2");
+  s.rho1 = p.get_real("input data/rho1");
+  s.rho2 = p.get_real("input data/rho2");
+  s.projection = p.get_bool("program flow control/approx") ? Projection::icd : Projection::exact;
+  s.mr_depth = static_cast<int>(p.get_int("program flow control/MRdepth"));
+  s.max_iterations = p.get_int("program flow control/maximum iterations");
+  s.report_interval = p.get_int("program flow control/report interval");
+  s.tolerance = p.get_real("program flow control/tolerance");
+  s.regularizer = parse_regularizer(p.get_string("method/regularizer"));
+  s.coverage = p.get_real("method/coverage");
+  s.weights = parse_weight_method(p.get_string("method/weights"));
+  s.weight_samples = static_cast<int>(p.get_int("method/weight samples"));
+  s.icd_sweeps = static_cast<int>(p.get_int("method/icd sweeps"));
+  s.dykstra_tolerance = p.get_real("method/dykstra tolerance");
+  s.dykstra_max_sweeps = static_cast<int>(p.get_int("method/dykstra max sweeps"));
+  s.dykstra_warm_start = p.get_bool("method/dykstra warm start");
+  s.gamma = p.get_real("method/gamma");
+  s.tv_iterations = static_cast<int>(p.get_int("method/tv iterations"));
+  return s;
+}
+
+namespace {
+
+std::string file_part(const std::string& spec) {
+  // "file.h5:/dataset" names a dataset; the file is the part before ":/".
+  const auto colon = spec.find(":/");
+  return colon == std::string::npos ? spec : spec.substr(0, colon);
+}
+
+std::string with_suffix(const std::string& path, const std::string& suffix, const std::string& ext) {
+  const fs::path p(path);
+  return (p.parent_path() / (p.stem().string() + suffix + ext)).string();
+}
+
+void print_weights(std::ostream& out, const SmreProblem& problem) {
+  const Weights& w = problem.weights;
+  out << "# SMRE weights c_s for " << problem.family.describe() << "\n# on a " << problem.width << "x"
+      << problem.height << " frame, coverage alpha = " << w.coverage << ", " << to_string(w.method);
+  if (w.method == WeightMethod::monte_carlo)
+    out << " (" << w.samples << " noise images" << (w.from_cache ? ", from the cache" : "") << ")";
+  out << "\n# a set s of |s| pixels is feasible when c_s * sum eps^2 <= sigma^2\nedge,pixels,quantile,c_s\n";
+  out << std::setprecision(6);
+  for (std::size_t k = 0; k < w.edges.size(); ++k)
+    out << w.edges[k] << "," << w.edges[k] * w.edges[k] << "," << w.q[k] << "," << w.c[k] << "\n";
+}
+
+std::string format_report(const ReportLine& r) {
+  char line[256];
+  std::snprintf(line, sizeof line, "smre: frame %lld iter %6lld  c1 %.4e  c2 %.4e  max ratio %.4f  |dx| %.4e  sweeps %d",
+                static_cast<long long>(r.frame), static_cast<long long>(r.iteration), r.stats.c1, r.stats.c2,
+                r.max_ratio, r.stats.step, r.stats.sweeps);
+  return line;
+}
+
+}  // namespace
+
+void run_smre(const SmreOptions& options, ToolContext& ctx, std::ostream& out) {
+  const Params& p = ctx.params;
+  SmreSettings settings = smre_settings_from(p);
+  if (options.fwhm > 0) {
+    if (p.source("input data/sigma").file != "default")
+      throw UsageError("--fwhm", "give the PSF width once: --psf (sigma) or --fwhm, not both");
+    settings.psf_sigma = fwhm_to_sigma(options.fwhm);
+  }
+  SmreRunOptions ro;
+  ro.settings = settings;
+  ro.anscombe = p.get_bool("method/anscombe");
+  ro.quiet = ctx.quiet;
+  const std::string input = options.input.empty() ? p.get_string("input data/image") : options.input;
+
+  if (options.print_weights && input.empty()) {
+    std::int64_t w = 1024, h = 1024;
+    if (!options.size.empty()) {
+      char x = 0;
+      std::istringstream in(options.size);
+      if (!(in >> w >> x >> h) || x != 'x' || w < 1 || h < 1)
+        throw UsageError("--size", "expected WIDTHxHEIGHT, e.g. 1024x1024 (got '" + options.size + "')");
+    }
+    WeightOptions wo;
+    wo.method = settings.weights;
+    wo.coverage = settings.coverage;
+    wo.samples = settings.weight_samples;
+    wo.quiet = ctx.quiet;
+    print_weights(out, make_smre_problem(w, h, settings, wo));
+    return;
+  }
+  if (input.empty()) throw UsageError("command line", "no input image given (see smre --help)");
+
+  auto reader = open_stack(input);
+  const StackInfo info = reader->info();
+  const auto range = ctx.frames.resolve(info.frames, info.path);
+  const std::int64_t frames = range.last - range.first;
+  if (frames < 1) throw InputError(info.path, "no frames to restore in the range " + ctx.frames.to_string());
+
+  ro.source = info.path;
+  SmreRunner runner(info.width, info.height, ro, ctx.device);
+  if (options.print_weights) {
+    print_weights(out, runner.problem());
+    return;
+  }
+
+  const bool simulate = p.get_bool("simulate dataset from real image/simulate");
+  const std::uint64_t seed = p.get_bool("simulate dataset from real image/time seed")
+                                 ? static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count())
+                                 : 42u;
+  if (simulate && !(settings.noise_sigma > 0))
+    throw UsageError("gaussian noise", "simulate adds Gaussian noise of this sigma and must know it: give --noise > 0");
+  std::string output = options.output.empty() ? p.get_string("output/output image") : options.output;
+  if (output.empty()) output = with_suffix(file_part(input), "_smre", ".tif");
+  const std::string log_path = p.get_string("output/log");
+  const bool control = p.get_bool("output/control");
+
+  ImageMeta meta;
+  meta.width = info.width;
+  meta.height = info.height;
+  meta.frames = frames;
+  meta.type = PixelType::f32;
+  meta.pixel_size_nm = info.pixel_size_nm;
+  meta.software = std::string("nanoscopy smre ") + NANOSCOPY_VERSION;
+  // Outputs are opened (and their directories checked) before any work.
+  auto writer = create_image_writer(output, meta);
+  std::unique_ptr<ImageWriter> simulated_writer;
+  const std::string simulated_path = with_suffix(output, "_simulated", fs::path(output).extension().string());
+  if (simulate) simulated_writer = create_image_writer(simulated_path, meta);
+
+  const Padding& pad = runner.padding();
+  const SmreProblem& problem = runner.problem();
+  if (!ctx.quiet) {
+    std::cerr << "smre: " << frames << " frame" << (frames == 1 ? "" : "s") << " of " << info.width << "x"
+              << info.height;
+    if (pad.padded())
+      std::cerr << ", padded by reflection to " << pad.padded_width << "x" << pad.padded_height << " (margin "
+                << pad.left << " px, tile grid 32)";
+    std::cerr << "\nsmre: " << problem.family.describe() << ", " << to_string(settings.regularizer)
+              << " regularizer (lambda " << settings.lambda << "), PSF sigma " << settings.psf_sigma << " px, on "
+              << runner.engine_name() << "\n";
+  }
+
+  std::ostringstream log;
+  log << "frame,iteration,c1,c2,max_ratio,step,sweeps\n" << std::setprecision(8);
+  const bool print_reports = !ctx.quiet && frames == 1;
+  runner.on_report = [&](const ReportLine& r) {
+    if (print_reports) std::cerr << format_report(r) << "\n";
+    if (!log_path.empty())
+      log << r.frame << "," << r.iteration << "," << r.stats.c1 << "," << r.stats.c2 << "," << r.max_ratio << ","
+          << r.stats.step << "," << r.stats.sweeps << "\n";
+  };
+  if (!print_reports && log_path.empty()) runner.on_report = nullptr;  // the constraint ratio costs a download
+  if (control && frames == 1)
+    runner.on_control = [&](std::int64_t, std::int64_t it, std::span<const float> x) {
+      char suffix[32];
+      std::snprintf(suffix, sizeof suffix, "_iter%06lld", static_cast<long long>(it));
+      ImageMeta m = meta;
+      m.frames = 1;
+      auto w = create_image_writer(with_suffix(output, suffix, fs::path(output).extension().string()), m);
+      w->write(x.data(), 1);
+      w->close();
+    };
+
+  const auto start = std::chrono::steady_clock::now();
+  Progress progress("smre", frames, ctx.quiet || frames == 1);
+  ChunkStream stream(*reader, range, runner.batch_frames());
+  ChunkStream::Chunk chunk;
+  std::vector<float> buffer, truth;
+  std::vector<FrameOutcome> outcomes;
+  double quality_sum = 0;
+  std::int64_t iterations = 0, converged = 0, done = 0;
+  double sigma_sum = 0;
+  while (stream.next(chunk)) {
+    buffer.assign(chunk.pixels.begin(), chunk.pixels.end());
+    const std::int64_t n = info.pixels_per_frame();
+    if (simulate) {
+      truth = buffer;
+      for (std::int64_t f = 0; f < chunk.count; ++f)
+        blur_and_add_noise(
+            std::span<float>(buffer).subspan(static_cast<std::size_t>(f * n), static_cast<std::size_t>(n)), info.width,
+            info.height, settings.psf_sigma, settings.noise_sigma, seed + static_cast<std::uint64_t>(chunk.first + f));
+      simulated_writer->write(buffer.data(), chunk.count);
+    }
+    const std::vector<float> measured = simulate ? buffer : std::vector<float>{};
+    auto part = runner.run(buffer, chunk.first);
+    writer->write(buffer.data(), chunk.count);
+    for (std::size_t f = 0; f < part.size(); ++f) {
+      const FrameOutcome& o = part[f];
+      iterations += o.iterations;
+      converged += o.converged;
+      sigma_sum += o.noise_sigma;
+      if (simulate) {
+        const auto at = [&](const std::vector<float>& v) {
+          return std::span<const float>(v).subspan(f * static_cast<std::size_t>(n), static_cast<std::size_t>(n));
+        };
+        quality_sum += l2_distance(at(buffer), at(truth)) / l2_distance(at(measured), at(truth));
+      }
+    }
+    done += chunk.count;
+    progress.update(done);
+    if (frames == 1) outcomes = part;
+  }
+  progress.finish();
+  writer->close();
+  if (simulated_writer) simulated_writer->close();
+  if (!log_path.empty()) write_file_atomically(log_path, log.str());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  out << "smre: restored " << frames << " frame" << (frames == 1 ? "" : "s") << " in " << std::setprecision(3)
+      << seconds << " s (" << static_cast<double>(frames) / seconds << " frames/s) on " << runner.engine_name() << "\n";
+  out << "  iterations: " << iterations << (frames > 1 ? " in all" : "") << ", " << converged << " of " << frames
+      << " converged (tolerance " << settings.tolerance << ", cap " << settings.max_iterations << ")\n";
+  out << "  noise sigma: " << sigma_sum / static_cast<double>(frames)
+      << (ro.anscombe ? " (Anscombe domain)" : (settings.noise_sigma > 0 ? " (given)" : " (estimated, mean)")) << "\n";
+  if (frames == 1 && !outcomes.empty())
+    out << "  last iteration: c1 " << outcomes[0].last.c1 << ", c2 " << outcomes[0].last.c2 << ", |dx| "
+        << outcomes[0].last.step << "\n";
+  if (simulate) {
+    out << "  simulated input: " << simulated_path << "\n";
+    out << "  quality |x - x*| / |I - x*|: " << std::setprecision(4) << quality_sum / static_cast<double>(frames)
+        << (frames > 1 ? " (mean)" : "") << "\n";
+  }
+  out << "  wrote " << output << "\n";
+  if (!log_path.empty()) out << "  convergence log: " << log_path << "\n";
+}
+
+}  // namespace nanoscopy
