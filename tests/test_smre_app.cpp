@@ -180,7 +180,7 @@ TEST_CASE("--print-weights: the reference weights for 1024^2, and the weights of
   write_stack(dir / "in.tif", noisy_stack(50, 40, 1, 1.0, 4), 50, 40);
   const auto img = smre("--print-weights --weights closed-form --mrdepth 5 " + shell_quote((dir / "in.tif").string()));
   INFO(img.output);
-  CHECK(img.output.find("on a 96x96 frame") != std::string::npos);  // 50x40 + 2x16 margin -> 96x96 (tile grid)
+  CHECK(img.output.find("on a 128x128 frame") != std::string::npos);  // 50x40 + 2x36 margin -> 128x128 (tile grid)
   CHECK(img.output.find("5,25,") != std::string::npos);
   CHECK(img.output.find("6,36,") == std::string::npos);
 }

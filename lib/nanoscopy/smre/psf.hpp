@@ -5,7 +5,7 @@
 // caller means (and a test checks <Ax, y> = <x, A^T y>).
 //
 // Boundary handling (decision 8): a frame is padded by reflection with a margin
-// of the kernel radius on every side and then to a multiple of 32 (the ICD tile
+// of 3 kernel radii on every side and then to a multiple of 32 (the ICD tile
 // grid); A acts on the padded frame with zero boundary; the result is cropped.
 #pragma once
 
