@@ -100,7 +100,7 @@ std::size_t physical_memory() {
 }
 
 json runtime_sweep(const SmreBenchOptions& o, const std::vector<BenchDevice>& devices, const TestImage& truth,
-                   std::uint64_t seed, bool quiet, std::ostream& out) {
+                   std::uint64_t seed, std::ostream& out) {
   json rows = json::array();
   out << "\n## Runtime: " << o.iterations << " ADMM iterations (Dykstra to tolerance 1e-3 sigma), PSF sigma "
       << o.psf_sigma << " px, noise 3, exact MRdepth " << o.mr_depth << "\n\n"
@@ -163,7 +163,6 @@ json runtime_sweep(const SmreBenchOptions& o, const std::vector<BenchDevice>& de
         }
         out.flush();
         rows.push_back(row);
-        (void)quiet;
       }
   }
   return rows;
@@ -276,7 +275,7 @@ void run_smre_bench(const SmreBenchOptions& o, std::uint64_t seed, bool quiet, s
   json doc{{"benchmark", "smre"}, {"version", NANOSCOPY_VERSION}, {"commit", NANOSCOPY_GIT_COMMIT},
            {"date", utc_now()},  {"machine", machine_info()},  {"truth", truth.name}};
   out << "# bench smre (" << truth.name << ")\n";
-  if (!o.skip_runtime) doc["runtime"] = runtime_sweep(o, devices, truth, seed, quiet, out);
+  if (!o.skip_runtime) doc["runtime"] = runtime_sweep(o, devices, truth, seed, out);
   // Quality and stack throughput on the fastest device named (the last: GPUs follow the CPU).
   const BenchDevice& best = devices.back();
   if (!o.skip_quality) doc["quality"] = quality_table(o, best, truth, seed, quiet, out);
