@@ -170,11 +170,16 @@ double weight_from_quantile(double set_pixels, double q) {
   return 1.0 / std::pow(mu_s(set_pixels) + q * sd_s(set_pixels), 4.0);
 }
 
+namespace {
+// Sidak per scale: q = Phi^-1((1 + alpha^(1/n))/2), n = image_pixels / set_pixels; written as
+// 1 - tail with tail = (1 - alpha^(1/n))/2 to avoid cancellation.
+double closed_form_quantile(double set_pixels, double image_pixels, double coverage) {
+  return upper_normal_quantile(-std::expm1(std::log(coverage) / (image_pixels / set_pixels)) / 2.0);
+}
+}  // namespace
+
 double closed_form_weight(double set_pixels, double image_pixels, double coverage) {
-  const double n = image_pixels / set_pixels;
-  // (1 + alpha^(1/n))/2 = 1 - tail with tail = (1 - alpha^(1/n))/2, computed without cancellation.
-  const double tail = -std::expm1(std::log(coverage) / n) / 2.0;
-  return weight_from_quantile(set_pixels, upper_normal_quantile(tail));
+  return weight_from_quantile(set_pixels, closed_form_quantile(set_pixels, image_pixels, coverage));
 }
 
 double Weights::c_for_edge(int edge) const {
@@ -192,8 +197,8 @@ Weights compute_weights(const SetFamily& family, const WeightOptions& o) {
   if (o.method == WeightMethod::closed_form) {
     for (int e : w.edges) {
       const double s = static_cast<double>(e) * e;
-      w.c.push_back(closed_form_weight(s, pixels, o.coverage));
-      w.q.push_back(upper_normal_quantile(-std::expm1(std::log(o.coverage) / (pixels / s)) / 2.0));
+      w.q.push_back(closed_form_quantile(s, pixels, o.coverage));
+      w.c.push_back(weight_from_quantile(s, w.q.back()));
     }
     return w;
   }

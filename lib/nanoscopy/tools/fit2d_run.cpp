@@ -11,6 +11,7 @@
 #include <ostream>
 
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/loc/loc_formats.hpp"
 #include "nanoscopy/loc/pipeline.hpp"
@@ -44,10 +45,6 @@ Camera camera(const Params& p, const StackInfo& info) {
   if (p.source("Camera/Pixelsize").file == "default" && info.pixel_size_nm > 0) c.pixel_size_nm = info.pixel_size_nm;
   c.validate(p.source("Camera/Gain").describe());
   return c;
-}
-
-std::string sibling(const fs::path& path, const std::string& suffix) {
-  return (path.parent_path() / (path.stem().string() + suffix)).string();
 }
 
 // Every parameter in effect, flattened "Section/key" -> value, for the YAML.
@@ -136,13 +133,13 @@ void run_fit2d(const Fit2dOptions& options, ToolContext& ctx, std::ostream& out)
 
   const fs::path input_path(info.path);
   if (!options.roi_file.empty()) {
-    const std::string output = options.output.empty() ? sibling(input_path, "_roi_drift.csv") : options.output;
+    const std::string output = options.output.empty() ? sibling_path(input_path, "_roi_drift.csv") : options.output;
     // With --stream the summary goes to stderr: stdout carries only the per-frame lines.
     run_roi_mode(options, ctx, *reader, range, settings.camera, settings.fit, settings.detect.box, output,
                  options.stream ? std::cerr : out);
     return;
   }
-  const std::string output = options.output.empty() ? sibling(input_path, "_locs.hdf5") : options.output;
+  const std::string output = options.output.empty() ? sibling_path(input_path, "_locs.hdf5") : options.output;
   const std::string format = p.get_string("Output/format") == "auto" ? "" : p.get_string("Output/format");
   LocWriterContext wctx = writer_context(info, settings.camera);
   wctx.parameters = provenance(p, info.path);
@@ -159,7 +156,7 @@ void run_fit2d(const Fit2dOptions& options, ToolContext& ctx, std::ostream& out)
     ts.min_length = p.get_int("Tracking/min length");
     ts.min_presence = p.get_real("Tracking/min presence");
     ts.validate("Tracking");
-    track_writer = create_marker_track_writer(sibling(out_path, "_tracks.csv"));
+    track_writer = create_marker_track_writer(sibling_path(out_path, "_tracks.csv"));
     tracker = std::make_unique<FiducialTracker>(ts, info.frames, info.path, marker_track_sink(*track_writer));
   }
 
@@ -171,11 +168,11 @@ void run_fit2d(const Fit2dOptions& options, ToolContext& ctx, std::ostream& out)
   std::string drift_files;
   if (tracker) {
     const DriftTrace drift = tracker->finish();
-    write_picasso_drift(sibling(out_path, "_drift.txt"), drift);
-    write_drift_csv(sibling(out_path, "_drift.csv"), drift, settings.camera.pixel_size_nm);
+    write_picasso_drift(sibling_path(out_path, "_drift.txt"), drift);
+    write_drift_csv(sibling_path(out_path, "_drift.csv"), drift, settings.camera.pixel_size_nm);
     track_writer->finish();
-    drift_files = sibling(out_path, "_drift.txt") + ", " + sibling(out_path, "_drift.csv") + ", " +
-                  sibling(out_path, "_tracks.csv") + " (" + std::to_string(tracker->summary().markers) + " markers)";
+    drift_files = sibling_path(out_path, "_drift.txt") + ", " + sibling_path(out_path, "_drift.csv") + ", " +
+                  sibling_path(out_path, "_tracks.csv") + " (" + std::to_string(tracker->summary().markers) + " markers)";
   }
   writer->finish();
 

@@ -12,6 +12,7 @@
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/progress.hpp"
+#include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/smre/runner.hpp"
@@ -54,11 +55,6 @@ std::string file_part(const std::string& spec) {
   // "file.h5:/dataset" names a dataset; the file is the part before ":/".
   const auto colon = spec.find(":/");
   return colon == std::string::npos ? spec : spec.substr(0, colon);
-}
-
-std::string with_suffix(const std::string& path, const std::string& suffix, const std::string& ext) {
-  const fs::path p(path);
-  return (p.parent_path() / (p.stem().string() + suffix + ext)).string();
 }
 
 void print_weights(std::ostream& out, const SmreProblem& problem) {
@@ -135,7 +131,7 @@ void run_smre(const SmreOptions& options, ToolContext& ctx, std::ostream& out) {
   if (simulate && !(settings.noise_sigma > 0))
     throw UsageError("gaussian noise", "simulate adds Gaussian noise of this sigma and must know it: give --noise > 0");
   std::string output = options.output.empty() ? p.get_string("output/output image") : options.output;
-  if (output.empty()) output = with_suffix(file_part(input), "_smre", ".tif");
+  if (output.empty()) output = sibling_path(file_part(input), "_smre.tif");
   const std::string log_path = p.get_string("output/log");
   const bool control = p.get_bool("output/control");
 
@@ -149,7 +145,7 @@ void run_smre(const SmreOptions& options, ToolContext& ctx, std::ostream& out) {
   // Outputs are opened (and their directories checked) before any work.
   auto writer = create_image_writer(output, meta);
   std::unique_ptr<ImageWriter> simulated_writer;
-  const std::string simulated_path = with_suffix(output, "_simulated", fs::path(output).extension().string());
+  const std::string simulated_path = sibling_path(output, "_simulated" + fs::path(output).extension().string());
   if (simulate) simulated_writer = create_image_writer(simulated_path, meta);
 
   const Padding& pad = runner.padding();
@@ -181,7 +177,7 @@ void run_smre(const SmreOptions& options, ToolContext& ctx, std::ostream& out) {
       std::snprintf(suffix, sizeof suffix, "_iter%06lld", static_cast<long long>(it));
       ImageMeta m = meta;
       m.frames = 1;
-      auto w = create_image_writer(with_suffix(output, suffix, fs::path(output).extension().string()), m);
+      auto w = create_image_writer(sibling_path(output, suffix + fs::path(output).extension().string()), m);
       w->write(x.data(), 1);
       w->close();
     };
