@@ -132,3 +132,47 @@ std::unique_ptr<SmreEngine> make_smre_engine(const Device& device, const SmrePro
 }
 
 }  // namespace nanoscopy
+
+// sofi: cumulant sums of frame blocks; the CPU reference always, CUDA (sums on
+// the device's first GPU, chunks streamed from pinned buffers) when compiled in.
+#include "nanoscopy/sofi/engine.hpp"
+#if NANOSCOPY_HAVE_CUDA
+#include "sofi/sofi_engine_cuda.hpp"
+#endif
+
+namespace nanoscopy {
+
+std::unique_ptr<SofiEngine> make_sofi_engine(const Device& device, const SofiPlan& plan, std::int64_t chunk_frames) {
+  if (device.kind == DeviceKind::cpu) return make_cpu_sofi_engine(plan, chunk_frames, device.cpu_threads);
+#if NANOSCOPY_HAVE_CUDA
+  if (device.gpus.empty()) throw DeviceError("--device", "no GPU selected");
+  return cuda::make_cuda_sofi_engine(device.gpus.front(), plan, chunk_frames);
+#else
+  (void)chunk_frames;
+  throw DeviceError("--device", "this build has no CUDA backend");
+#endif
+}
+
+}  // namespace nanoscopy
+
+// frc: window, FFT and ring sums; the CPU reference (FFTW) always, CUDA
+// (cuFFT, on the device's first GPU) when compiled in.
+#include "nanoscopy/frc/frc.hpp"
+#if NANOSCOPY_HAVE_CUDA
+#include "frc/frc_plan.hpp"
+#endif
+
+namespace nanoscopy {
+
+std::unique_ptr<FrcBackend> make_frc_backend(const Device& device, const FrcGeometry& geometry) {
+  if (device.kind == DeviceKind::cpu) return make_cpu_frc_backend(geometry);
+#if NANOSCOPY_HAVE_CUDA
+  if (device.gpus.empty()) throw DeviceError("--device", "no GPU selected");
+  return cuda::make_cuda_frc_backend(device.gpus.front(), geometry);
+#else
+  (void)geometry;
+  throw DeviceError("--device", "this build has no CUDA backend");
+#endif
+}
+
+}  // namespace nanoscopy

@@ -1,0 +1,157 @@
+// The CPU reference engine: per pixel, the product of every term over the chunk's
+// tuples (sofi_plan.hpp), then the cumulant of every output pixel at block end.
+#include <algorithm>
+#include <cstring>
+
+#include "nanoscopy/core/error.hpp"
+#include "nanoscopy/sofi/cumulant_math.hpp"
+#include "nanoscopy/sofi/engine.hpp"
+
+namespace nanoscopy {
+
+void PlaneSums::reset(const SofiPlan& plan) {
+  blocks = frames = 0;
+  planes.assign(plan.planes.size(), {});
+  for (std::size_t p = 0; p < plan.planes.size(); ++p)
+    planes[p].assign(static_cast<std::size_t>(plan.plane_width(static_cast<int>(p)) *
+                                              plan.plane_height(static_cast<int>(p))),
+                     0.0);
+  frame_sum.assign(static_cast<std::size_t>(plan.pixels()), 0.0);
+}
+
+void PlaneSums::add(const PlaneSums& other) {
+  blocks += other.blocks;
+  frames += other.frames;
+  for (std::size_t p = 0; p < planes.size(); ++p)
+    for (std::size_t i = 0; i < planes[p].size(); ++i) planes[p][i] += other.planes[p][i];
+  for (std::size_t i = 0; i < frame_sum.size(); ++i) frame_sum[i] += other.frame_sum[i];
+}
+
+void finish_block_cpu(const SofiPlan& plan, const BlockSums& block, PlaneSums& sums, int threads) {
+  if (block.frames < 1 || block.tuples < 1)
+    throw InputError("sofi", "block " + std::to_string(block.block) + " has no frames or no lag tuples");
+  sofi_math::BlockView view{block.terms.data(), block.frame_sum.data(), plan.width, plan.height,
+                            1.0 / static_cast<double>(block.tuples), 1.0 / static_cast<double>(block.frames)};
+  for (std::size_t p = 0; p < plan.planes.size(); ++p) {
+    const auto& plane = plan.planes[p];
+    const std::int64_t w = plan.plane_width(static_cast<int>(p)), h = plan.plane_height(static_cast<int>(p));
+    double* out = sums.planes[p].data();
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t y = 0; y < h; ++y)
+      for (std::int64_t x = 0; x < w; ++x)
+        out[y * w + x] += sofi_math::plane_value(plane, plan.combos.data(), view, x, y, plan.moments);
+  }
+  const double n = static_cast<double>(block.frames);
+  for (std::size_t i = 0; i < sums.frame_sum.size(); ++i)
+    sums.frame_sum[i] += static_cast<double>(block.shift[i]) * n + block.frame_sum[i];
+}
+
+namespace {
+
+template <typename T>
+void accumulate_rows(const SofiPlan& plan, const T* frames, const SofiChunk& chunk, const float* shift,
+                     double* frame_sum, double* terms, int threads) {
+  const std::int64_t w = plan.width, h = plan.height, pixels = plan.pixels();
+  const auto nvars = plan.variables.size(), nterms = plan.terms.size();
+  const std::int64_t tuples = std::max<std::int64_t>(chunk.tuple_end - chunk.first, 0);
+  const std::int64_t sums = chunk.sum_end - chunk.first;
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<double> g(nvars), acc(nterms);
+    std::vector<std::int64_t> var_offset(nvars);
+#pragma omp for schedule(static)
+    for (std::int64_t y = 0; y < h; ++y)
+      for (std::int64_t x = 0; x < w; ++x) {
+        const std::int64_t p = y * w + x;
+        for (std::size_t v = 0; v < nvars; ++v) {
+          const auto& var = plan.variables[v];
+          const std::int64_t px = sofi_math::clamp_index(x + var.dx, w), py = sofi_math::clamp_index(y + var.dy, h);
+          var_offset[v] = py * w + px;
+        }
+        std::fill(acc.begin(), acc.end(), 0.0);
+        for (std::int64_t j = 0; j < tuples; ++j) {
+          for (std::size_t v = 0; v < nvars; ++v) {
+            const std::int64_t q = var_offset[v];
+            g[v] = static_cast<double>(frames[(j + plan.variables[v].lag) * pixels + q]) - shift[q];
+          }
+          for (std::size_t t = 0; t < nterms; ++t) {
+            const auto& term = plan.terms[t];
+            double prod = g[static_cast<std::size_t>(term.var[0])];
+            for (int i = 1; i < term.size; ++i) prod *= g[static_cast<std::size_t>(term.var[i])];
+            acc[t] += prod;
+          }
+        }
+        for (std::size_t t = 0; t < nterms; ++t) terms[static_cast<std::int64_t>(t) * pixels + p] += acc[t];
+        double s = 0;
+        for (std::int64_t j = 0; j < sums; ++j) s += static_cast<double>(frames[j * pixels + p]) - shift[p];
+        frame_sum[p] += s;
+      }
+  }
+}
+
+class CpuSofiEngine final : public SofiEngine {
+ public:
+  CpuSofiEngine(const SofiPlan& plan, std::int64_t chunk_frames, int threads)
+      : plan_(plan), chunk_(chunk_frames), threads_(std::max(threads, 1)) {
+    input_.resize(static_cast<std::size_t>(chunk_ * plan_.pixels()));
+    block_.shift.assign(static_cast<std::size_t>(plan_.pixels()), 0.0f);
+    block_.frame_sum.assign(static_cast<std::size_t>(plan_.pixels()), 0.0);
+    block_.terms.assign(plan_.terms.size() * static_cast<std::size_t>(plan_.pixels()), 0.0);
+    sums_.reset(plan_);
+  }
+
+  std::string name() const override { return "cpu (" + std::to_string(threads_) + " threads)"; }
+  std::int64_t chunk_capacity() const override { return chunk_; }
+  void* input_buffer() override { return input_.data(); }
+
+  void start_block(std::span<const float> shift) override {
+    std::copy(shift.begin(), shift.end(), block_.shift.begin());
+    std::fill(block_.frame_sum.begin(), block_.frame_sum.end(), 0.0);
+    std::fill(block_.terms.begin(), block_.terms.end(), 0.0);
+  }
+
+  void accumulate(const SofiChunk& chunk) override {
+    if (chunk.count > chunk_) throw std::logic_error("sofi chunk larger than the engine's capacity");
+    if (chunk.type == PixelType::u16)
+      accumulate_rows(plan_, reinterpret_cast<const std::uint16_t*>(input_.data()), chunk, block_.shift.data(),
+                      block_.frame_sum.data(), block_.terms.data(), threads_);
+    else if (chunk.type == PixelType::f32)
+      accumulate_rows(plan_, input_.data(), chunk, block_.shift.data(), block_.frame_sum.data(),
+                      block_.terms.data(), threads_);
+    else
+      throw std::logic_error("sofi engines take uint16 or float32 frames");
+  }
+
+  void finish_block(std::int64_t frames, std::int64_t tuples) override {
+    block_.frames = frames;
+    block_.tuples = tuples;
+    finish_block_cpu(plan_, block_, sums_, threads_);
+  }
+
+  void read_block(BlockSums& out) override {
+    out.shift = block_.shift;
+    out.frame_sum = block_.frame_sum;
+    out.terms = block_.terms;
+  }
+
+  void read_planes(PlaneSums& out) override {
+    out.planes = sums_.planes;
+    out.frame_sum = sums_.frame_sum;
+  }
+
+ private:
+  SofiPlan plan_;
+  std::int64_t chunk_;
+  int threads_;
+  std::vector<float> input_;  // chunk_ float32 frames (uint16 chunks use its first half)
+  BlockSums block_;
+  PlaneSums sums_;
+};
+
+}  // namespace
+
+std::unique_ptr<SofiEngine> make_cpu_sofi_engine(const SofiPlan& plan, std::int64_t chunk_frames, int threads) {
+  return std::make_unique<CpuSofiEngine>(plan, chunk_frames, threads);
+}
+
+}  // namespace nanoscopy

@@ -1,0 +1,119 @@
+#include "nanoscopy/sofi/sofi_runner.hpp"
+
+#include <algorithm>
+
+#include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/progress.hpp"
+#include "nanoscopy/io/stack_reader.hpp"
+
+namespace nanoscopy {
+
+void check_blocks(const SofiBlocks& blocks, int max_lag, const std::string& source) {
+  if (blocks.block < 2) throw UsageError("--block", "a block needs at least 2 frames");
+  if (blocks.length < blocks.block)
+    throw InputError(source, "only " + std::to_string(blocks.length) + " frames, shorter than one block of " +
+                                 std::to_string(blocks.block) + " (use a smaller --block)");
+  if (blocks.block <= max_lag)
+    throw UsageError("--lags", "the largest lag (" + std::to_string(max_lag) + ") must be shorter than the block (" +
+                                   std::to_string(blocks.block) + " frames)");
+}
+
+namespace {
+
+// Reads sequence frames [c, c + count) into `buffer` as `type` (u16 or f32).
+void read_frames(const SofiRunInput& in, std::int64_t c, std::int64_t count, PixelType type, void* buffer) {
+  auto& reader = *in.reader;
+  const std::int64_t pixels = reader.info().pixels_per_frame();
+  if (in.sequence.step == 1) {
+    if (type == PixelType::u16)
+      reader.read_raw(in.sequence.frame(c), count, buffer);
+    else
+      reader.read_float(in.sequence.frame(c), count, static_cast<float*>(buffer));
+    return;
+  }
+  for (std::int64_t j = 0; j < count; ++j) {
+    if (type == PixelType::u16)
+      reader.read_raw(in.sequence.frame(c + j), 1, static_cast<std::uint16_t*>(buffer) + j * pixels);
+    else
+      reader.read_float(in.sequence.frame(c + j), 1, static_cast<float*>(buffer) + j * pixels);
+  }
+}
+
+}  // namespace
+
+SofiAccumulation run_sofi(const SofiPlan& plan, SofiEngine& engine, const SofiRunInput& in) {
+  const StackInfo& info = in.reader->info();
+  if (info.width != plan.width || info.height != plan.height) throw std::logic_error("sofi plan and stack sizes differ");
+  const SofiBlocks blocks{in.sequence.count, in.block};
+  check_blocks(blocks, plan.max_lag, info.path);
+  const std::int64_t capacity = engine.chunk_capacity();
+  const std::int64_t step_frames = capacity - plan.max_lag;
+  if (step_frames < 1) throw std::logic_error("sofi engine chunk not longer than the largest lag");
+  const PixelType type = (info.type == PixelType::u16 && !in.filter) ? PixelType::u16 : PixelType::f32;
+
+  SofiAccumulation acc;
+  acc.finished.reset(plan);
+  std::vector<float> shift(static_cast<std::size_t>(plan.pixels()));
+  Progress progress(in.progress_label, in.end - in.begin, in.quiet);
+  for (std::int64_t k = 0; k < blocks.count(); ++k) {
+    const std::int64_t b0 = blocks.begin(k), b1 = blocks.end(k);
+    const std::int64_t lo = std::max(in.begin, b0), sum_hi = std::min(in.end, b1);
+    if (lo >= sum_hi) continue;
+    const std::int64_t tuple_hi = std::min(in.end, b1 - plan.max_lag);
+    in.reader->read_float(in.sequence.frame(b0), 1, shift.data());  // the raw first frame, even with a filter
+    engine.start_block(shift);
+    std::int64_t frames = 0, tuples = 0;
+    for (std::int64_t c = lo; c < sum_hi;) {
+      const std::int64_t n = std::min(step_frames, sum_hi - c);
+      const std::int64_t tuple_end = std::min(c + n, tuple_hi);
+      const std::int64_t load_end = std::min(b1, std::max(c + n, tuple_end + plan.max_lag));
+      const std::int64_t count = load_end - c;
+      void* buffer = engine.input_buffer();
+      read_frames(in, c, count, type, buffer);
+      if (in.filter) in.filter(std::span<float>(static_cast<float*>(buffer), static_cast<std::size_t>(count * plan.pixels())),
+                               count, in.sequence.frame(c));
+      engine.accumulate({type, c, count, tuple_end, c + n});
+      frames += n;
+      tuples += std::max<std::int64_t>(tuple_end - c, 0);
+      c += n;
+      progress.update(c - in.begin);
+    }
+    if (lo == b0 && sum_hi == b1) {
+      engine.finish_block(frames, tuples);
+      acc.finished.blocks += 1;
+      acc.finished.frames += frames;
+    } else {
+      BlockSums open;
+      engine.read_block(open);
+      open.block = k;
+      open.frames = frames;
+      open.tuples = tuples;
+      acc.open.push_back(std::move(open));
+    }
+  }
+  const auto blocks_done = acc.finished.blocks, frames_done = acc.finished.frames;
+  engine.read_planes(acc.finished);
+  acc.finished.blocks = blocks_done;
+  acc.finished.frames = frames_done;
+  progress.finish();
+  return acc;
+}
+
+SofiImages finish_images(const SofiPlan& plan, const PlaneSums& sums) {
+  if (sums.blocks < 1 || sums.frames < 1) throw InputError("sofi", "no complete block to make an image from");
+  SofiImages out;
+  out.blocks = sums.blocks;
+  out.frames = sums.frames;
+  const double inv_blocks = 1.0 / static_cast<double>(sums.blocks);
+  for (std::size_t p = 0; p < plan.planes.size(); ++p) {
+    std::vector<float> plane(sums.planes[p].size());
+    for (std::size_t i = 0; i < plane.size(); ++i) plane[i] = static_cast<float>(sums.planes[p][i] * inv_blocks);
+    out.planes.push_back(std::move(plane));
+  }
+  const double inv_frames = 1.0 / static_cast<double>(sums.frames);
+  out.mean.resize(sums.frame_sum.size());
+  for (std::size_t i = 0; i < out.mean.size(); ++i) out.mean[i] = static_cast<float>(sums.frame_sum[i] * inv_frames);
+  return out;
+}
+
+}  // namespace nanoscopy
