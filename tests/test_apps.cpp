@@ -85,17 +85,22 @@ TEST_CASE("the tools read a simulated stack, honour --frames and report the summ
   TempDir dir;
   const auto movie = simulate(dir, "movie.tif", 20);
   CHECK(fs::exists(dir / "movie_truth.csv"));
-  const auto r = app("sofi", "--quiet --frames 5:15 " + shell_quote(movie));
+  const auto r = app("sofi", "--quiet --orders 2 --block 5 --frames 5:15 " + shell_quote(movie));
   INFO(r.output);
   CHECK(r.exit_code == 0);
-  CHECK(r.output.find("frames:      5:15 of 20") != std::string::npos);
-  CHECK(r.output.find("32 x 24 uint16") != std::string::npos);
-  CHECK(r.output.find("pixel size:  108 nm") != std::string::npos);
+  CHECK(fs::exists(dir / "movie_sofi.tif"));  // order 2 and the mean of frames 5..14
   const auto f = app("fit2d", "--quiet --frames 5:15 " + shell_quote(movie) + " -o " + shell_quote((dir / "l.csv").string()));
   INFO(f.output);
   CHECK(f.exit_code == 0);
   CHECK(f.output.find(": 10 frames (32x24 uint16)") != std::string::npos);
-  CHECK(app("frc", "--quiet " + shell_quote(movie)).exit_code == 0);
+  const auto lone = app("frc", "--quiet " + shell_quote(movie));  // one stack needs --split
+  CHECK(lone.exit_code == 2);
+  check_one_error_line(lone, "frc", "--split");
+  const auto split = app("frc", "--quiet --split odd-even --frames 5:15 " + shell_quote(movie));
+  INFO(split.output);
+  CHECK(split.exit_code == 0);
+  CHECK(split.output.find("frames 5:15 of 32x24 px, 5 even + 5 odd") != std::string::npos);
+  CHECK(split.output.find("resolution:") != std::string::npos);
 }
 
 TEST_CASE("progress: a line per 10 % when stderr is not a terminal, nothing with --quiet") {

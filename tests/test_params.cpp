@@ -11,6 +11,7 @@
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/params/params.hpp"
 #include "nanoscopy/params/tool_schemas.hpp"
+#include "nanoscopy/tools/schemas.hpp"
 #include "support/test_support.hpp"
 
 using namespace nanoscopy;
@@ -506,7 +507,10 @@ TEST_CASE("every file in params/ parses; the smre ones resolve with the smre sch
     ++files;
     const ParamTree tree = load_param_file(entry.path().string());
     CHECK(!tree.empty());
-    if (entry.path().stem() == "smre") CHECK_NOTHROW(smre_schema().resolve(tree));
+    const std::string stem = entry.path().stem().string();
+    if (stem.find("smre") != std::string::npos) CHECK_NOTHROW(smre_schema().resolve(tree));
+    if (stem == "sofi") CHECK_NOTHROW(sofi_schema().resolve(tree));
+    if (stem == "frc") CHECK_NOTHROW(frc_schema().resolve(tree));
   }
   CHECK(files >= 2);
 }

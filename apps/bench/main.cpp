@@ -4,10 +4,12 @@
 #include "nanoscopy/cli/tool_app.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/tools/bench_fit.hpp"
+#include "nanoscopy/tools/bench_frc.hpp"
 #include "nanoscopy/tools/bench_io.hpp"
 #include "nanoscopy/tools/bench_localize.hpp"
 #include "nanoscopy/tools/bench_roi.hpp"
 #include "nanoscopy/tools/bench_smre.hpp"
+#include "nanoscopy/tools/bench_sofi.hpp"
 #include "nanoscopy/tools/schemas.hpp"
 #include "nanoscopy/tools/simulate_cli.hpp"
 
@@ -29,6 +31,9 @@ int main(int argc, char** argv) {
   SpotSimOptions spots;
   auto* sim_spots = simulate->add_subcommand("spots", "ROIs after the fitting paper's recipe (uint16 TIFF, one per page) + truth CSV");
   add_spot_sim_options(*sim_spots, spots);
+  BlinkingCliOptions blinking;
+  auto* sim_blinking = simulate->add_subcommand("blinking", "A SOFI stack of blinking emitters/quantum dots (uint16 TIFF/HDF5) + truth");
+  add_blinking_options(*sim_blinking, blinking);
 
   FitBenchOptions fit;
   auto* fit_cmd = cli.add_subcommand("fit2d", "The Gaussian fitter: fits/s over ROI and batch sizes, accuracy vs the CRB");
@@ -54,24 +59,40 @@ int main(int argc, char** argv) {
   auto* smre_cmd = cli.add_subcommand("smre", "SMRE: runtime vs image edge (CPU/GPU, exact/ICD), quality on camera.png, stack frames/s");
   add_smre_bench_options(*smre_cmd, smre);
 
+  SofiBenchOptions sofi;
+  auto* sofi_cmd = cli.add_subcommand("sofi", "SOFI: FRC of SOFI2, SOFI2(SMRE), SMRE(SOFI2) on quantum dots; frames/s and GPU bandwidth");
+  add_sofi_bench_options(*sofi_cmd, sofi);
+
+  FrcBenchOptions frc;
+  auto* frc_cmd = cli.add_subcommand("frc", "FRC: time vs image edge (256..4096) on CPU and GPU, GPU/CPU agreement");
+  add_frc_bench_options(*frc_cmd, frc);
+
   app.set_footer(
       "Examples:\n"
       "  bench simulate movie -o movie.tif --frames 500    a movie and movie_truth.csv\n"
       "  bench simulate spots -o spots.tif --size 9        ROIs of the fitting paper and spots_truth.csv\n"
+      "  bench simulate blinking -o qd.tif                 a quantum-dot SOFI stack + qd_emitters.csv,\n"
+      "                                                    qd_truth.tif, qd_mean.tif (--structure rings|lines)\n"
       "  bench fit2d --json fit.json                       throughput and accuracy of every backend\n"
       "  bench fit2d --quick                               a one-minute version\n"
       "  bench localize --devices cpu,cuda:0               fit2d end to end on a 10,000-frame 256x256 stack\n"
+      "  bench frc --sizes 256,1024 --json frc.json        FRC runtime on every device, GPU vs CPU agreement\n"
       "  bench io --pages 100000                           TIFF indexing and reading speed\n"
-      "  bench smre --json smre.json --images smre-img     SMRE runtime (the paper's Fig. 8), quality, stack rate");
+      "  bench smre --json smre.json --images smre-img     SMRE runtime (the paper's Fig. 8), quality, stack rate\n"
+      "  bench sofi --json sofi.json --images sofi-img     SOFI resolution by FRC with/without SMRE; frames/s");
   return app.run(argc, argv, [&](ToolContext& ctx) {
     const auto seed = static_cast<std::uint64_t>(ctx.params.get_int("seed"));
     if (*sim_movie) return run_simulate_movie(movie, seed, ctx.quiet);
     if (*sim_spots) return run_simulate_spots(spots, seed, ctx.quiet);
+    if (*sim_blinking) return run_simulate_blinking(blinking, seed, ctx.quiet);
     if (*fit_cmd) return run_fit_bench(fit, seed, static_cast<int>(ctx.params.get_int("repeats")), ctx.quiet, std::cout);
     if (*roi_cmd) return run_roi_bench(roi, seed, std::cout);
     if (*localize_cmd) return run_localize_bench(localize, seed, ctx.quiet, std::cout);
     if (*smre_cmd) return run_smre_bench(smre, seed, ctx.quiet, std::cout);
+    if (*sofi_cmd)
+      return run_sofi_bench(sofi, seed, static_cast<int>(ctx.params.get_int("repeats")), ctx.quiet, std::cout);
+    if (*frc_cmd) return run_frc_bench(frc, seed, static_cast<int>(ctx.params.get_int("repeats")), ctx.quiet, std::cout);
     if (*io_cmd) return run_io_bench(io, ctx.params.get_int("repeats"), std::cout);
-    throw UsageError("command line", "choose what to run: bench simulate movie|spots, bench fit2d, bench localize, bench roi, bench io, bench smre (see bench --help)");
+    throw UsageError("command line", "choose what to run: bench simulate movie|spots|blinking, bench fit2d, bench localize, bench roi, bench io, bench smre (see bench --help)");
   });
 }

@@ -2,20 +2,55 @@
 #include <iostream>
 
 #include "nanoscopy/cli/tool_app.hpp"
-#include "nanoscopy/core/error.hpp"
+#include "nanoscopy/tools/frc_run.hpp"
 #include "nanoscopy/tools/schemas.hpp"
-#include "nanoscopy/tools/stack_scan.hpp"
 
 int main(int argc, char** argv) {
   using namespace nanoscopy;
   ToolApp app("frc",
-              "frc: resolution of an image by Fourier ring correlation of two independent images of the sample.",
+              "frc: resolution of an image by Fourier ring correlation (FRC) of two images of the same sample\n"
+              "with independent noise. Both are windowed (Tukey, cosine taper on the outer 1/8 of each side) and\n"
+              "transformed at their own size (no padding); FRC(r) = Re sum F1 F2* / sqrt(sum |F1|^2 sum |F2|^2)\n"
+              "over rings r <= |k| < r+1, r = 0..N/2, N = the shorter side (non-square images: |k| scaled to N).\n"
+              "The resolution is N / r_c px at the first ring r_c (interpolated) where the curve, after being\n"
+              "above it from ring 1 on, falls below the threshold. The two images can be:\n"
+              "  two files                 frc A.tif B.tif            (--page K of multi-page files)\n"
+              "  one stack split in two    frc stack.tif --split odd-even|halves   (summed frames, --frames)\n"
+              "  localizations             frc locs.hdf5 --render-px 10   (random time blocks, 2D histograms)",
               frc_schema());
-  std::vector<std::string> inputs;
-  app.cli().add_option("images", inputs, "Two images (A.tif B.tif), or one stack to split")->type_name("IMAGE");
-  app.set_footer("Examples:\n  frc a.tif b.tif");
-  return app.run(argc, argv, [&](ToolContext& ctx) {
-    if (inputs.empty()) throw UsageError("command line", "no input image given (see frc --help)");
-    for (const auto& input : inputs) print_scan(std::cout, scan_stack(input, ctx.frames, ctx.params.get_int("Input/chunk frames"), ctx.quiet));
-  });
+  FrcCliOptions options;
+  app.cli()
+      .add_option("inputs", options.inputs,
+                  "Two images (A.tif B.tif), one stack with --split, or one localization file (.csv ThunderSTORM, "
+                  ".hdf5 Picasso)")
+      ->type_name("INPUT");
+  app.bind("--threshold", "FRC/threshold");
+  app.bind("--pixel-size", "FRC/pixel size", "Camera pixel size in nm (default: the file's own)");
+  app.bind("--page", "Input/page");
+  app.bind("--split", "Input/split");
+  app.bind("--render-px", "FRC/render px");
+  app.bind("--time-blocks", "FRC/time blocks");
+  app.bind("--seed", "FRC/seed");
+  app.bind("--tukey", "FRC/tukey fraction");
+  app.cli()
+      .add_option("--curve", options.curve, "Write the curve as CSV (ring, frequency, frc, pixels, threshold)")
+      ->type_name("CSV");
+  app.cli()
+      .add_option("--plot", options.plot, "Draw the curve, the threshold and the crossing as a PNG")
+      ->type_name("PNG");
+  app.cli()
+      .add_option("--json", options.json, "Write the resolution, threshold, crossing and curve as JSON")
+      ->type_name("JSON");
+  app.set_footer(
+      "Examples:\n"
+      "  frc a.tif b.tif --pixel-size 108                 two acquisitions; resolution in px and nm\n"
+      "  frc sofi_a.tif sofi_b.tif --page 1               the second page (sofi: order 3) of each\n"
+      "  frc movie.tif --split odd-even --frames 0:2000   even vs odd frames of a stack, summed\n"
+      "  frc movie.tif --split halves --threshold half-bit --curve frc.csv --plot frc.png\n"
+      "  frc locs.hdf5 --render-px 5 --time-blocks 20 --seed 3 --json frc.json   Picasso localizations\n"
+      "  frc locs.csv --render-px 10                      ThunderSTORM CSV (already in nm)\n"
+      "  frc a.tif b.tif --threshold 2sigma --device cuda  k-sigma threshold (as in the SMRE paper), on the GPU\n"
+      "Thresholds: 1/7 (default), half-bit, <k>sigma (2sigma, 3sigma), or a number in (0, 1).\n"
+      "Resolution 'not reached': the FRC stays above the threshold up to Nyquist; 2 px is reported.");
+  return app.run(argc, argv, [&](ToolContext& ctx) { run_frc(options, ctx, std::cout); });
 }

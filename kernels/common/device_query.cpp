@@ -48,4 +48,12 @@ int runtime_version() {
   return v;
 }
 
+double peak_memory_bandwidth(int gpu) {
+  int clock_khz = 0, bus_bits = 0;
+  if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, gpu) != cudaSuccess ||
+      cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, gpu) != cudaSuccess)
+    return 0;
+  return 2.0 * clock_khz * 1e3 * bus_bits / 8.0;  // double data rate
+}
+
 }  // namespace nanoscopy::cuda

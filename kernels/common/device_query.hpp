@@ -14,5 +14,7 @@ namespace nanoscopy::cuda {
 std::vector<GpuInfo> query_gpus(std::string* why_none = nullptr);
 int driver_version();   // e.g. 13000; 0 without a driver
 int runtime_version();
+// Nominal peak memory bandwidth in bytes/s (2 x memory clock x bus width); 0 when unknown.
+double peak_memory_bandwidth(int gpu);
 
 }  // namespace nanoscopy::cuda

@@ -137,6 +137,7 @@ std::unique_ptr<SmreEngine> make_smre_engine(const Device& device, const SmrePro
 // the device's first GPU, chunks streamed from pinned buffers) when compiled in.
 #include "nanoscopy/sofi/engine.hpp"
 #if NANOSCOPY_HAVE_CUDA
+#include "common/device_query.hpp"
 #include "sofi/sofi_engine_cuda.hpp"
 #endif
 
@@ -150,6 +151,20 @@ std::unique_ptr<SofiEngine> make_sofi_engine(const Device& device, const SofiPla
 #else
   (void)chunk_frames;
   throw DeviceError("--device", "this build has no CUDA backend");
+#endif
+}
+
+std::optional<SofiDeviceTiming> time_device_resident_sofi(const Device& device, const SofiPlan& plan,
+                                                          std::int64_t frames, int repeats) {
+  if (device.kind == DeviceKind::cpu || device.gpus.empty()) return std::nullopt;
+#if NANOSCOPY_HAVE_CUDA
+  const int gpu = device.gpus.front();
+  std::int64_t bytes = 0;
+  const double seconds = cuda::time_device_resident_sofi(gpu, plan, frames, repeats, &bytes);
+  return SofiDeviceTiming{seconds, static_cast<double>(bytes), cuda::peak_memory_bandwidth(gpu)};
+#else
+  (void)plan, (void)frames, (void)repeats;
+  return std::nullopt;
 #endif
 }
 

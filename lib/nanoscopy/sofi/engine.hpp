@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -84,6 +85,18 @@ class SofiEngine {
 std::unique_ptr<SofiEngine> make_cpu_sofi_engine(const SofiPlan& plan, std::int64_t chunk_frames, int threads);
 // By the device (backend/registry.cpp): CPU, or CUDA on the device's first GPU.
 std::unique_ptr<SofiEngine> make_sofi_engine(const Device& device, const SofiPlan& plan, std::int64_t chunk_frames);
+
+// The GPU's accumulate work alone, on `frames` random uint16 frames already in
+// device memory (bench): seconds per pass over them, the device-memory bytes one
+// pass needs at least (every frame read once, the sums read and written), and
+// the nominal peak memory bandwidth (bytes/s). nullopt for the CPU backend.
+struct SofiDeviceTiming {
+  double seconds = 0;
+  double bytes = 0;
+  double peak_bandwidth = 0;
+};
+std::optional<SofiDeviceTiming> time_device_resident_sofi(const Device& device, const SofiPlan& plan,
+                                                          std::int64_t frames, int repeats);
 
 // The CPU finishing step on host sums, used by the CPU engine and by merge: adds
 // the block's value of every plane pixel, and its frames (K * frames + frame_sum)

@@ -168,7 +168,7 @@ SofiPlan make_sofi_plan(std::int64_t width, std::int64_t height, const SofiPlanO
       plane.combo_begin[0] = static_cast<int>(plan.combos.size());
       plan.combos.push_back(c);
       plane.combo_begin[1] = static_cast<int>(plan.combos.size());
-      plane.label = "order " + std::to_string(n) + " auto-" + what + ", lags " + join(lags, n);
+      plan.labels.push_back("order " + std::to_string(n) + " auto-" + what + ", lags " + join(lags, n));
     } else {
       plane.upsample = n;
       for (int s = 0; s < n * n; ++s) {
@@ -186,7 +186,7 @@ SofiPlan make_sofi_plan(std::int64_t width, std::int64_t height, const SofiPlanO
       std::ostringstream label;
       label << "order " << n << " cross-" << what << ", " << n << "x grid, zero lag, PSF sigma " << options.psf_sigma
             << " px";
-      plane.label = label.str();
+      plan.labels.push_back(label.str());
     }
     plan.planes.push_back(plane);
   }
@@ -196,7 +196,7 @@ SofiPlan make_sofi_plan(std::int64_t width, std::int64_t height, const SofiPlanO
 std::string SofiPlan::describe() const {
   std::ostringstream out;
   out << width << "x" << height << (moments ? " moments" : " cumulants");
-  for (const auto& p : planes) out << "; " << p.label;
+  for (const auto& label : labels) out << "; " << label;
   return out.str();
 }
 

@@ -61,8 +61,7 @@ struct SofiPlane {
   int upsample = 1;
   bool cross = false;
   int combo_begin[kSofiMaxOrder * kSofiMaxOrder + 1] = {};
-  std::string label;  // "order 2 auto-cumulant, lags 0,1"
-};
+};  // plain data: copied to the GPU as bytes (the label lives in SofiPlan::labels)
 
 struct SofiPlanOptions {
   std::vector<int> orders{2, 3, 4};  // 2..6 (auto), 2..4 (cross)
@@ -81,6 +80,7 @@ struct SofiPlan {
   std::vector<SofiTerm> terms;
   std::vector<SofiCombo> combos;
   std::vector<SofiPlane> planes;  // in the order of options.orders
+  std::vector<std::string> labels;  // per plane: "order 2 auto-cumulant, lags 0,1"
 
   std::int64_t pixels() const { return width * height; }
   std::int64_t plane_width(int p) const { return width * planes[static_cast<std::size_t>(p)].upsample; }

@@ -1,6 +1,8 @@
 #include "nanoscopy/sofi/sofi_runner.hpp"
 
 #include <algorithm>
+#include <exception>
+#include <thread>
 
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/progress.hpp"
@@ -24,11 +26,36 @@ namespace {
 void read_frames(const SofiRunInput& in, std::int64_t c, std::int64_t count, PixelType type, void* buffer) {
   auto& reader = *in.reader;
   const std::int64_t pixels = reader.info().pixels_per_frame();
-  if (in.sequence.step == 1) {
+  const std::size_t pixel_bytes = type == PixelType::u16 ? 2 : 4;
+  auto read_part = [&](StackReader& r, std::int64_t from, std::int64_t n) {
+    void* dst = static_cast<unsigned char*>(buffer) + static_cast<std::size_t>((from - c) * pixels) * pixel_bytes;
     if (type == PixelType::u16)
-      reader.read_raw(in.sequence.frame(c), count, buffer);
+      r.read_raw(in.sequence.frame(from), n, dst);
     else
-      reader.read_float(in.sequence.frame(c), count, static_cast<float*>(buffer));
+      r.read_float(in.sequence.frame(from), n, static_cast<float*>(dst));
+  };
+  if (in.sequence.step == 1) {
+    const auto parts = static_cast<std::int64_t>(in.extra_readers.size()) + 1;
+    if (parts == 1 || count < 2 * parts) return read_part(reader, c, count);
+    std::vector<std::thread> threads;
+    std::vector<std::exception_ptr> errors(static_cast<std::size_t>(parts));
+    for (std::int64_t i = 1; i < parts; ++i)
+      threads.emplace_back([&, i] {
+        try {
+          read_part(*in.extra_readers[static_cast<std::size_t>(i - 1)], c + count * i / parts,
+                    count * (i + 1) / parts - count * i / parts);
+        } catch (...) {
+          errors[static_cast<std::size_t>(i)] = std::current_exception();
+        }
+      });
+    try {
+      read_part(reader, c, count / parts);
+    } catch (...) {
+      errors[0] = std::current_exception();
+    }
+    for (auto& t : threads) t.join();
+    for (auto& e : errors)
+      if (e) std::rethrow_exception(e);
     return;
   }
   for (std::int64_t j = 0; j < count; ++j) {

@@ -54,6 +54,21 @@ const Schema& sofi_schema() {
   static const Schema schema = [] {
     Schema s("sofi");
     add_input(s);
+    s.string("SOFI/orders", "2,3,4", "cumulant orders, comma-separated: 2..6 (auto), 2..4 (--cross)");
+    s.string("SOFI/lags", "",
+             "time lags in frames, comma-separated and distinct; order n uses the first n (empty: 0,1,...,n-1)");
+    s.integer("SOFI/block", 500, 2, {}, "frames per block: each block is centred on its own mean (bleaching), block "
+                                        "results are averaged; the last block takes the remainder");
+    s.boolean("SOFI/cross", false, "cross-cumulants of distinct pixels at zero lag on an n-times finer grid");
+    s.boolean("SOFI/moments", false, "central moments (mSOFI) instead of cumulants");
+    s.positive_real("SOFI/psf sigma", 1.5, "PSF standard deviation in px (distance factor of --cross)");
+    s.string("SOFI/pre smre", "", "smre parameter file: restore every frame with SMRE first (SOFI2(SMRE))");
+    s.string("SOFI/post smre", "",
+             "smre parameter file: restore each cumulant image (SMRE(SOFI2)); its PSF sigma is the camera's, "
+             "divided by sqrt(order) on the image's own grid");
+    s.choice("SOFI/split", "none", {"none", "odd-even", "halves"},
+             "also write images of the even/odd frames (_even, _odd) or of the two halves (_first, _second), for frc");
+    s.real("Output/pixel size", 0, 0, {}, "pixel size in nm recorded in the output (0: the stack's own, if any)");
     return s;
   }();
   return schema;
@@ -63,6 +78,15 @@ const Schema& frc_schema() {
   static const Schema schema = [] {
     Schema s("frc");
     add_input(s);
+    s.integer("Input/page", 0, 0, {}, "page (frame) of each multi-page image in two-image mode (sofi writes one per order)");
+    s.choice("Input/split", "none", {"none", "odd-even", "halves"},
+             "one stack: sum of even vs odd frames, or of the first vs the second half (none: two images)");
+    s.string("FRC/threshold", "1/7", "1/7, a number in (0, 1), half-bit, or k sigma (2sigma, 3sigma, ...)");
+    s.real("FRC/pixel size", 0, 0, {}, "camera pixel size in nm (0: the file's own, else results in px only)");
+    s.real("FRC/tukey fraction", 0.125, 0, 0.5, "cosine taper of the window on each side, as a fraction of the side");
+    s.positive_real("FRC/render px", 10, "localizations: rendered histogram pixel in nm");
+    s.integer("FRC/time blocks", 20, 2, 1000000, "localizations: blocks of consecutive frames, half to each image (even)");
+    s.integer("FRC/seed", 1, 0, {}, "localizations: seed of the random assignment of time blocks");
     return s;
   }();
   return schema;

@@ -1,0 +1,109 @@
+// The host side every backend shares: window, ring pixel counts, the curve
+// from the sums, the threshold and the crossing.
+#include "nanoscopy/frc/frc.hpp"
+
+#include <cmath>
+#include <numbers>
+
+#include "nanoscopy/core/error.hpp"
+#include "nanoscopy/frc/frc_math.hpp"
+
+namespace nanoscopy {
+
+std::vector<double> tukey_window(std::int64_t n, double fraction) {
+  std::vector<double> w(static_cast<std::size_t>(n > 0 ? n : 0), 1.0);
+  const auto m = static_cast<std::int64_t>(std::llround(fraction * static_cast<double>(n)));
+  // Half-sample symmetric: w[i] = w[n-1-i], never exactly 0 (the edge pixels still count a little).
+  for (std::int64_t i = 0; i < m && i < n; ++i) {
+    const double v = 0.5 * (1.0 - std::cos(std::numbers::pi * (static_cast<double>(i) + 0.5) / static_cast<double>(m)));
+    w[static_cast<std::size_t>(i)] = v;
+    w[static_cast<std::size_t>(n - 1 - i)] = v;
+  }
+  return w;
+}
+
+std::vector<std::int64_t> frc_ring_pixels(std::int64_t width, std::int64_t height) {
+  const std::int64_t last = frc_math::last_ring(width, height);
+  std::vector<std::int64_t> n(static_cast<std::size_t>(last + 1), 0);
+  for (std::int64_t y = 0; y < height; ++y) {
+    const std::int64_t ky = frc_math::signed_frequency(y, height);
+    for (std::int64_t c = 0; 2 * c <= width; ++c) {
+      const std::int64_t r = frc_math::ring_index(c, ky, width, height);
+      if (r <= last) n[static_cast<std::size_t>(r)] += (c == 0 || 2 * c == width) ? 1 : 2;
+    }
+  }
+  return n;
+}
+
+const char* to_string(FrcCrossing::Status status) {
+  switch (status) {
+    case FrcCrossing::Status::crossed:
+      return "crossed";
+    case FrcCrossing::Status::not_reached:
+      return "not reached";
+    case FrcCrossing::Status::never_above:
+      return "never above";
+  }
+  return "?";
+}
+
+FrcCrossing find_crossing(std::span<const FrcPoint> curve, std::int64_t side) {
+  FrcCrossing c;
+  const auto n = static_cast<std::int64_t>(curve.size());
+  const auto d = [&](std::int64_t r) {
+    const FrcPoint& p = curve[static_cast<std::size_t>(r)];
+    return p.frc - p.threshold;
+  };
+  std::int64_t r = 1;
+  while (r < n && !(d(r) >= 0)) ++r;  // first ring at or above the threshold
+  if (r >= n) return c;               // never above
+  while (r < n && d(r) >= 0) ++r;     // first ring below it after that
+  const double nd = static_cast<double>(side);
+  if (r >= n) {
+    c.status = FrcCrossing::Status::not_reached;
+    c.ring = static_cast<double>(n - 1);
+    c.frequency = 0.5;
+    c.resolution_px = 2.0;
+    return c;
+  }
+  const double d0 = d(r - 1), d1 = d(r);
+  c.status = FrcCrossing::Status::crossed;
+  c.ring = static_cast<double>(r - 1) + d0 / (d0 - d1);
+  c.frequency = c.ring / nd;
+  c.resolution_px = nd / c.ring;
+  return c;
+}
+
+FrcResult frc_from_sums(const FrcRingSums& sums, const FrcGeometry& g, const FrcThreshold& threshold) {
+  FrcResult out;
+  out.width = g.width;
+  out.height = g.height;
+  out.side = g.side();
+  out.threshold = threshold;
+  const std::size_t rings = sums.cross.size();
+  out.curve.resize(rings);
+  for (std::size_t r = 0; r < rings; ++r) {
+    FrcPoint& p = out.curve[r];
+    p.ring = static_cast<std::int64_t>(r);
+    p.frequency = static_cast<double>(r) / static_cast<double>(out.side);
+    const double denominator = std::sqrt(sums.power1[r] * sums.power2[r]);
+    p.frc = denominator > 0 ? sums.cross[r] / denominator : 0.0;
+    p.pixels = sums.pixels[r];
+    p.threshold = threshold.at(p.pixels);
+  }
+  out.crossing = find_crossing(out.curve, out.side);
+  return out;
+}
+
+FrcResult compute_frc(FrcBackend& backend, std::span<const float> a, std::span<const float> b,
+                      const FrcThreshold& threshold) {
+  return frc_from_sums(backend.ring_sums(a, b), backend.geometry(), threshold);
+}
+
+FrcResult compute_frc(std::span<const float> a, std::span<const float> b, const FrcGeometry& geometry,
+                      const FrcThreshold& threshold) {
+  auto backend = make_cpu_frc_backend(geometry);
+  return compute_frc(*backend, a, b, threshold);
+}
+
+}  // namespace nanoscopy

@@ -1,0 +1,111 @@
+// The CPU reference backend: window in double, FFTW real-to-complex transforms
+// of both images (one plan, two transforms), ring sums over the half spectrum
+// with the Hermitian weights of frc_math.hpp.
+#include <fftw3.h>
+
+#include <mutex>
+
+#include "nanoscopy/core/error.hpp"
+#include "nanoscopy/frc/frc.hpp"
+#include "nanoscopy/frc/frc_math.hpp"
+#include "nanoscopy/frc/frc_validate.hpp"
+
+namespace nanoscopy {
+namespace {
+
+// FFTW's planner is not thread-safe; execution of distinct plans is.
+std::mutex& planner_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+struct FftwFree {
+  void operator()(void* p) const { fftw_free(p); }
+};
+
+class CpuFrcBackend final : public FrcBackend {
+ public:
+  explicit CpuFrcBackend(const FrcGeometry& g)
+      : FrcBackend(g),
+        wx_(tukey_window(g.width, g.tukey_fraction)),
+        wy_(tukey_window(g.height, g.tukey_fraction)),
+        pixels_(frc_ring_pixels(g.width, g.height)),
+        columns_(g.width / 2 + 1) {
+    const std::size_t real = static_cast<std::size_t>(g.width * g.height);
+    const std::size_t complex = static_cast<std::size_t>(g.height * columns_);
+    in_.reset(static_cast<double*>(fftw_malloc(2 * real * sizeof(double))));
+    out_.reset(static_cast<fftw_complex*>(fftw_malloc(2 * complex * sizeof(fftw_complex))));
+    if (!in_ || !out_)
+      throw InputError("frc",
+                       "out of memory for a " + std::to_string(g.width) + "x" + std::to_string(g.height) + " FFT");
+    const int n[2] = {static_cast<int>(g.height), static_cast<int>(g.width)};
+    std::lock_guard lock(planner_mutex());
+    plan_ = fftw_plan_many_dft_r2c(2, n, 2, in_.get(), nullptr, 1, static_cast<int>(real), out_.get(), nullptr, 1,
+                                   static_cast<int>(complex), FFTW_ESTIMATE);
+    if (!plan_) throw InputError("frc", "FFTW could not plan the transform");
+  }
+  ~CpuFrcBackend() override {
+    std::lock_guard lock(planner_mutex());
+    fftw_destroy_plan(plan_);
+  }
+  CpuFrcBackend(const CpuFrcBackend&) = delete;
+  CpuFrcBackend& operator=(const CpuFrcBackend&) = delete;
+
+  std::string name() const override { return std::string("cpu (FFTW ") + fftw_version + ")"; }
+
+  FrcRingSums ring_sums(std::span<const float> a, std::span<const float> b) override {
+    const std::int64_t w = geometry_.width, h = geometry_.height;
+    check_frc_inputs(a, b, geometry_);
+    double* in = in_.get();
+    const std::size_t real = static_cast<std::size_t>(w * h);
+    for (std::int64_t y = 0; y < h; ++y)
+      for (std::int64_t x = 0; x < w; ++x) {
+        const auto i = static_cast<std::size_t>(y * w + x);
+        const double win = wy_[static_cast<std::size_t>(y)] * wx_[static_cast<std::size_t>(x)];
+        in[i] = static_cast<double>(a[i]) * win;
+        in[real + i] = static_cast<double>(b[i]) * win;
+      }
+    fftw_execute(plan_);
+
+    const std::int64_t last = frc_math::last_ring(w, h);
+    FrcRingSums s;
+    s.cross.assign(static_cast<std::size_t>(last + 1), 0.0);
+    s.power1 = s.cross;
+    s.power2 = s.cross;
+    s.pixels = pixels_;
+    const fftw_complex* f1 = out_.get();
+    const fftw_complex* f2 = f1 + static_cast<std::size_t>(h * columns_);
+    for (std::int64_t y = 0; y < h; ++y) {
+      const std::int64_t ky = frc_math::signed_frequency(y, h);
+      for (std::int64_t c = 0; c < columns_; ++c) {
+        const std::int64_t r = frc_math::ring_index(c, ky, w, h);
+        if (r > last) continue;
+        const double weight = frc_math::half_spectrum_weight(c, w);
+        const auto i = static_cast<std::size_t>(y * columns_ + c);
+        const double re1 = f1[i][0], im1 = f1[i][1], re2 = f2[i][0], im2 = f2[i][1];
+        const auto ri = static_cast<std::size_t>(r);
+        s.cross[ri] += weight * (re1 * re2 + im1 * im2);
+        s.power1[ri] += weight * (re1 * re1 + im1 * im1);
+        s.power2[ri] += weight * (re2 * re2 + im2 * im2);
+      }
+    }
+    return s;
+  }
+
+ private:
+  std::vector<double> wx_, wy_;
+  std::vector<std::int64_t> pixels_;
+  std::int64_t columns_;
+  std::unique_ptr<double, FftwFree> in_;
+  std::unique_ptr<fftw_complex, FftwFree> out_;
+  fftw_plan plan_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<FrcBackend> make_cpu_frc_backend(const FrcGeometry& geometry) {
+  check_frc_geometry(geometry);
+  return std::make_unique<CpuFrcBackend>(geometry);
+}
+
+}  // namespace nanoscopy

@@ -1,0 +1,340 @@
+#include "nanoscopy/tools/bench_sofi.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <random>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "nanoscopy/core/atomic_file.hpp"
+#include "nanoscopy/core/error.hpp"
+#include "nanoscopy/frc/frc.hpp"
+#include "nanoscopy/io/image_png.hpp"
+#include "nanoscopy/io/image_writer.hpp"
+#include "nanoscopy/io/stack_reader.hpp"
+#include "nanoscopy/sim/blinking.hpp"
+#include "nanoscopy/smre/runner.hpp"
+#include "nanoscopy/sofi/sofi_runner.hpp"
+#include "nanoscopy/tools/bench_common.hpp"
+#include "nanoscopy/tools/sofi_run.hpp"
+
+namespace nanoscopy {
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+using clock_type = std::chrono::steady_clock;
+
+double since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+SofiPlan plan_of(std::int64_t w, std::int64_t h, std::vector<int> orders) {
+  SofiPlanOptions o;
+  o.orders = std::move(orders);
+  return make_sofi_plan(w, h, o);
+}
+
+// SOFI of one sequence of a stack.
+SofiImages sofi_of(const std::string& path, const SofiPlan& plan, const Device& device, FrameSequence sequence,
+                   std::int64_t block) {
+  auto reader = open_stack(path);
+  auto engine = make_sofi_engine(device, plan, 256 + plan.max_lag);
+  SofiRunInput in;
+  in.reader = reader.get();
+  in.sequence = sequence;
+  in.end = sequence.count;
+  in.block = block;
+  in.quiet = true;
+  return finish_images(plan, run_sofi(plan, *engine, in).finished);
+}
+
+// The SMRE used on frames and on SOFI2 images: params/sofi-smre.prm's settings unless a file is given.
+SmreRunOptions smre_options(const SofiBenchOptions& o, double psf_scale) {
+  if (!o.smre_params.empty()) return smre_options_from_file(o.smre_params, psf_scale, true);
+  SmreRunOptions ro;
+  ro.settings.psf_sigma = o.psf_sigma * psf_scale;
+  ro.settings.projection = Projection::icd;
+  ro.settings.mr_depth = 8;
+  ro.settings.max_iterations = 200;
+  ro.settings.tolerance = 1e-3;
+  ro.settings.weights = WeightMethod::closed_form;
+  ro.settings.report_interval = 10;
+  ro.quiet = true;
+  return ro;
+}
+
+// Every frame restored by SMRE, streamed into a float32 stack.
+void smre_every_frame(const std::string& in_path, const std::string& out_path, const SmreRunOptions& ro,
+                      const Device& device, bool quiet) {
+  auto reader = open_stack(in_path);
+  const StackInfo info = reader->info();
+  SmreRunner runner(info.width, info.height, ro, device);
+  ImageMeta meta;
+  meta.width = info.width;
+  meta.height = info.height;
+  meta.frames = info.frames;
+  meta.type = PixelType::f32;
+  auto writer = create_image_writer(out_path, meta);
+  const std::int64_t chunk = 64;
+  std::vector<float> frames(static_cast<std::size_t>(chunk * info.pixels_per_frame()));
+  for (std::int64_t c = 0; c < info.frames; c += chunk) {
+    const std::int64_t n = std::min(chunk, info.frames - c);
+    reader->read_float(c, n, frames.data());
+    runner.run(std::span<float>(frames.data(), static_cast<std::size_t>(n * info.pixels_per_frame())), c);
+    writer->write(frames.data(), n);
+    if (!quiet) std::cerr << "\rbench sofi: SMRE on every frame " << c + n << "/" << info.frames << std::flush;
+  }
+  if (!quiet) std::cerr << "\n";
+  writer->close();
+}
+
+json frc_entry(const std::vector<float>& a, const std::vector<float>& b, std::int64_t w, std::int64_t h,
+               double pixel_nm) {
+  json out;
+  for (const char* t : {"2sigma", "1/7"}) {
+    const auto r = compute_frc(a, b, FrcGeometry{w, h, 0.125}, parse_frc_threshold(t));
+    const bool crossed = r.crossing.status == FrcCrossing::Status::crossed;
+    out[t] = {{"status", to_string(r.crossing.status)},
+              {"ring", r.crossing.ring},
+              {"resolution_px", r.crossing.resolution_px},
+              {"resolution_nm", crossed || r.crossing.status == FrcCrossing::Status::not_reached
+                                    ? r.crossing.resolution_px * pixel_nm
+                                    : 0.0}};
+  }
+  return out;
+}
+
+void save_image(const SofiBenchOptions& o, const std::string& name, std::int64_t w, std::int64_t h,
+                const std::vector<float>& pixels) {
+  if (o.images.empty()) return;
+  fs::create_directories(o.images);
+  ImageMeta meta;
+  meta.width = w;
+  meta.height = h;
+  meta.type = PixelType::f32;
+  meta.pixel_size_nm = o.pixel_size;
+  auto writer = create_image_writer((fs::path(o.images) / (name + ".tif")).string(), meta);
+  writer->write(pixels.data(), 1);
+  writer->close();
+  write_gray_png((fs::path(o.images) / (name + ".png")).string(), w, h, pixels);
+}
+
+json quality(const SofiBenchOptions& o, const BenchDevice& dev, const fs::path& dir, std::uint64_t seed, bool quiet,
+             std::ostream& out) {
+  BlinkingSettings s;
+  s.frames = o.frames;
+  s.width = s.height = o.size;
+  s.emitters = o.emitters;
+  s.psf_sigma = o.psf_sigma;
+  s.pixel_size_nm = o.pixel_size;
+  s.seed = seed;
+  const std::string stack = (dir / "bench_sofi_qd.tif").string();
+  const auto sim = simulate_blinking(s, stack, quiet);
+  const std::int64_t n = o.size, frames = o.frames, block = 500;
+  const SofiPlan plan = plan_of(n, n, {2});
+  const FrameSequence all{0, 1, frames}, even{0, 2, (frames + 1) / 2}, odd{1, 2, frames / 2};
+
+  out << "\nSOFI quality: " << frames << " frames of " << n << "x" << n << ", " << sim.emitters
+      << " quantum dots (power-law blinking, mean on-fraction " << std::setprecision(3) << sim.mean_on_fraction
+      << "), PSF sigma " << o.psf_sigma << " px, " << o.pixel_size << " nm pixels; SMRE (ICD) on " << dev.label
+      << "\nFRC of the even- against the odd-frame image:\n";
+  json rows = json::array();
+  auto report = [&](const std::string& method, const SofiImages& full, const std::vector<float>& a,
+                    const std::vector<float>& b, double seconds) {
+    json entry = frc_entry(a, b, n, n, o.pixel_size);
+    entry["method"] = method;
+    entry["seconds"] = seconds;
+    rows.push_back(entry);
+    out << "  " << std::left << std::setw(14) << method << std::right << " 2sigma " << std::fixed << std::setprecision(1)
+        << std::setw(7) << entry["2sigma"]["resolution_nm"].get<double>() << " nm   1/7 " << std::setw(7)
+        << entry["1/7"]["resolution_nm"].get<double>() << " nm   (" << std::setprecision(1) << seconds << " s)\n";
+    std::string name = method;
+    std::replace(name.begin(), name.end(), '(', '_');
+    name.erase(std::remove(name.begin(), name.end(), ')'), name.end());
+    save_image(o, name, n, n, full.planes[0]);
+  };
+
+  auto t = clock_type::now();
+  const auto sofi_full = sofi_of(stack, plan, dev.device, all, block);
+  const auto sofi_even = sofi_of(stack, plan, dev.device, even, block);
+  const auto sofi_odd = sofi_of(stack, plan, dev.device, odd, block);
+  report("SOFI2", sofi_full, sofi_even.planes[0], sofi_odd.planes[0], since(t));
+  save_image(o, "mean", n, n, sofi_full.mean);
+
+  t = clock_type::now();
+  const std::string restored = (dir / "bench_sofi_qd_smre.tif").string();
+  smre_every_frame(stack, restored, smre_options(o, 1.0), dev.device, quiet);
+  const auto pre_full = sofi_of(restored, plan, dev.device, all, block);
+  const auto pre_even = sofi_of(restored, plan, dev.device, even, block);
+  const auto pre_odd = sofi_of(restored, plan, dev.device, odd, block);
+  report("SOFI2(SMRE)", pre_full, pre_even.planes[0], pre_odd.planes[0], since(t));
+  fs::remove(restored);
+
+  t = clock_type::now();
+  SmreRunner post(n, n, smre_options(o, 1.0 / std::sqrt(2.0)), dev.device);
+  auto post_full = sofi_full, post_even = sofi_even, post_odd = sofi_odd;
+  post.run(post_full.planes[0], 0);
+  post.run(post_even.planes[0], 0);
+  post.run(post_odd.planes[0], 0);
+  report("SMRE(SOFI2)", post_full, post_even.planes[0], post_odd.planes[0], since(t));
+  out << "  (paper, quantum-dot neurons: SOFI2 129 nm, SOFI2(SMRE) 95 nm, SMRE(SOFI2) 127 nm)\n";
+  fs::remove(stack);
+  return {{"frames", frames},          {"size", n},
+          {"emitters", sim.emitters},  {"mean_on_fraction", sim.mean_on_fraction},
+          {"psf_sigma_px", o.psf_sigma}, {"pixel_size_nm", o.pixel_size},
+          {"device", dev.label},       {"rows", rows}};
+}
+
+// A 512x512 uint16 stack of noise and blinking spots, fast to make.
+void write_speed_stack(const std::string& path, std::int64_t frames, std::int64_t size, std::uint64_t seed) {
+  ImageMeta meta;
+  meta.width = meta.height = size;
+  meta.frames = frames;
+  meta.type = PixelType::u16;
+  auto writer = create_image_writer(path, meta);
+  std::vector<std::uint16_t> frame(static_cast<std::size_t>(size * size));
+  std::uint64_t state = seed * 6364136223846793005ull + 1442695040888963407ull;
+  for (std::int64_t t = 0; t < frames; ++t) {
+    for (auto& v : frame) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      v = static_cast<std::uint16_t>(100 + ((state >> 33) % 1000));
+    }
+    writer->write(frame.data(), 1);
+  }
+  writer->close();
+}
+
+double read_rate(const std::string& path, int threads) {
+  std::vector<std::unique_ptr<StackReader>> readers;
+  for (int i = 0; i < threads; ++i) readers.push_back(open_stack(path));
+  const StackInfo info = readers[0]->info();
+  const auto t = clock_type::now();
+  std::vector<std::thread> pool;
+  for (int i = 0; i < threads; ++i)
+    pool.emplace_back([&, i] {
+      std::vector<unsigned char> buffer(static_cast<std::size_t>(64 * info.bytes_per_frame()));
+      const std::int64_t lo = info.frames * i / threads, hi = info.frames * (i + 1) / threads;
+      for (std::int64_t c = lo; c < hi; c += 64) readers[static_cast<std::size_t>(i)]->read_raw(c, std::min<std::int64_t>(64, hi - c), buffer.data());
+    });
+  for (auto& th : pool) th.join();
+  return static_cast<double>(info.frames) / since(t);
+}
+
+json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, const fs::path& dir, std::uint64_t seed,
+           int repeats, std::ostream& out) {
+  const std::int64_t n = o.speed_size;
+  const std::string path = (dir / "bench_sofi_speed.tif").string();
+  write_speed_stack(path, o.speed_frames, n, seed);
+  json result;
+  const double bytes_per_frame = static_cast<double>(n * n * 2);
+  read_rate(path, 4);  // into the page cache
+  const double read1 = read_rate(path, 1), read4 = read_rate(path, 4);
+  out << "\nSOFI speed: " << n << "x" << n << " uint16 frames from a TIFF in the page cache (" << o.speed_frames
+      << " frames, " << std::fixed << std::setprecision(2) << bytes_per_frame * static_cast<double>(o.speed_frames) / 1e9
+      << " GB); reading alone: " << std::setprecision(0) << read1 << " frames/s (1 thread), " << read4
+      << " frames/s (4 threads)\n";
+  result["read_frames_per_s"] = {{"threads_1", read1}, {"threads_4", read4}};
+  json rows = json::array();
+  for (const auto& dev : devices) {
+    const bool gpu = dev.device.kind == DeviceKind::cuda;
+    const std::int64_t frames = gpu ? o.speed_frames : std::min(o.cpu_frames, o.speed_frames);
+    for (const auto& orders : {std::vector<int>{2}, std::vector<int>{2, 3, 4}}) {
+      const SofiPlan plan = plan_of(n, n, orders);
+      std::vector<std::unique_ptr<StackReader>> readers;
+      for (int i = 0; i < (gpu ? 4 : 1); ++i) readers.push_back(open_stack(path));
+      std::vector<double> times;
+      for (int r = 0; r < std::max(1, std::min(repeats, 3)); ++r) {
+        const auto t = clock_type::now();
+        auto engine = make_sofi_engine(dev.device, plan, 256 + plan.max_lag);
+        SofiRunInput in;
+        in.reader = readers[0].get();
+        for (std::size_t i = 1; i < readers.size(); ++i) in.extra_readers.push_back(readers[i].get());
+        in.sequence = {0, 1, frames};
+        in.end = frames;
+        in.block = std::min<std::int64_t>(500, frames);
+        in.quiet = true;
+        finish_images(plan, run_sofi(plan, *engine, in).finished);
+        times.push_back(since(t));
+      }
+      const double fps = static_cast<double>(frames) / median(times);
+      std::string label = "orders ";
+      for (std::size_t i = 0; i < orders.size(); ++i) {
+        if (i) label += ',';
+        label += std::to_string(orders[i]);
+      }
+      out << "  " << std::left << std::setw(8) << dev.label << std::setw(14) << label << std::right << " end to end "
+          << std::setw(9) << std::setprecision(0) << fps << " frames/s (" << std::setprecision(2)
+          << fps * bytes_per_frame / 1e9 << " GB/s of pixels, " << frames << " frames)\n";
+      json row{{"device", dev.label}, {"orders", orders}, {"frames", frames}, {"frames_per_s", fps},
+               {"mode", "end-to-end"}};
+      if (gpu) {
+        const std::int64_t resident = 2000;
+        if (auto timing = time_device_resident_sofi(dev.device, plan, resident, std::max(repeats, 3))) {
+          const double dfps = static_cast<double>(resident) / timing->seconds;
+          const double bw = timing->bytes / timing->seconds;
+          out << "  " << std::left << std::setw(8) << dev.label << std::setw(14) << label << std::right
+              << " on the GPU " << std::setw(9) << std::setprecision(0) << dfps << " frames/s, " << std::setprecision(0)
+              << bw / 1e9 << " GB/s = " << std::setprecision(1) << 100 * bw / timing->peak_bandwidth << " % of "
+              << std::setprecision(0) << timing->peak_bandwidth / 1e9 << " GB/s nominal\n";
+          rows.push_back({{"device", dev.label}, {"orders", orders}, {"frames", resident}, {"frames_per_s", dfps},
+                          {"mode", "device-resident"}, {"bytes_per_pass", timing->bytes},
+                          {"bandwidth_bytes_per_s", bw}, {"peak_bandwidth_bytes_per_s", timing->peak_bandwidth}});
+        }
+      }
+      rows.push_back(row);
+    }
+  }
+  fs::remove(path);
+  result["size"] = n;
+  result["rows"] = rows;
+  return result;
+}
+
+}  // namespace
+
+void add_sofi_bench_options(CLI::App& cmd, SofiBenchOptions& o) {
+  cmd.add_option("--devices", o.devices, "devices to time (cpu, cuda:0, ...); default: cpu and every GPU")->delimiter(',');
+  cmd.add_option("--frames", o.frames, "quality: frames of the simulated quantum-dot stack")->default_val(o.frames);
+  cmd.add_option("--size", o.size, "quality: frame edge in pixels")->default_val(o.size);
+  cmd.add_option("--emitters", o.emitters, "quality: quantum dots")->default_val(o.emitters);
+  cmd.add_option("--psf-sigma", o.psf_sigma, "quality: PSF sigma in pixels")->default_val(o.psf_sigma);
+  cmd.add_option("--pixel-size", o.pixel_size, "quality: pixel size in nm")->default_val(o.pixel_size);
+  cmd.add_option("--smre-params", o.smre_params, "smre parameter file for SOFI2(SMRE) and SMRE(SOFI2) "
+                                                 "(default: the settings of params/sofi-smre.prm)");
+  cmd.add_option("--quality-device", o.quality_device, "device of the quality runs (default: first GPU, else cpu)");
+  cmd.add_option("--speed-frames", o.speed_frames, "speed: frames in the test stack")->default_val(o.speed_frames);
+  cmd.add_option("--speed-size", o.speed_size, "speed: frame edge")->default_val(o.speed_size);
+  cmd.add_option("--cpu-frames", o.cpu_frames, "speed: frames the CPU is timed over")->default_val(o.cpu_frames);
+  cmd.add_option("--dir", o.dir, "where the test stacks are written (default: system temp dir)");
+  cmd.add_flag("--skip-quality", o.skip_quality, "skip the FRC comparison");
+  cmd.add_flag("--skip-speed", o.skip_speed, "skip the speed measurements");
+  cmd.add_option("--images", o.images, "write the SOFI images (TIFF and PNG) to this directory")->type_name("DIR");
+  cmd.add_option("--json", o.json, "also write the results as JSON")->type_name("FILE");
+}
+
+void run_sofi_bench(const SofiBenchOptions& o, std::uint64_t seed, int repeats, bool quiet, std::ostream& out) {
+  const auto devices = bench_devices(o.devices);
+  const fs::path dir = o.dir.empty() ? fs::temp_directory_path() : fs::path(o.dir);
+  json result{{"bench", "sofi"}, {"machine", machine_info()}, {"time", utc_now()}, {"seed", seed}};
+  if (!o.skip_quality) {
+    const BenchDevice* dev = &devices.front();
+    for (const auto& d : devices)
+      if (o.quality_device.empty() ? d.device.kind == DeviceKind::cuda : d.label == o.quality_device) {
+        dev = &d;
+        break;
+      }
+    result["quality"] = quality(o, *dev, dir, seed, quiet, out);
+  }
+  if (!o.skip_speed) result["speed"] = speed(o, devices, dir, seed, repeats, out);
+  if (!o.json.empty()) write_file_atomically(o.json, result.dump(2) + "\n");
+}
+
+}  // namespace nanoscopy

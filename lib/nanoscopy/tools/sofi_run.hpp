@@ -1,0 +1,37 @@
+// sofi's work behind its command line: cumulant images of a stack (optionally
+// with SMRE on every frame first, or on the result), odd/even or half splits
+// for FRC, partial sums of a frame range (--partial) and their merge.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "nanoscopy/cli/tool_app.hpp"
+#include "nanoscopy/smre/runner.hpp"
+#include "nanoscopy/sofi/sofi_plan.hpp"
+
+namespace nanoscopy {
+
+struct SofiCliOptions {
+  std::string input;
+  std::string output;   // "" = <input stem>_sofi.tif
+  std::string partial;  // --partial FILE: write partial sums of --frames instead of an image
+};
+
+struct SofiMergeOptions {
+  std::vector<std::string> parts;
+  std::string output;
+};
+
+// The plan options the parameters say (SOFI/orders, lags, cross, moments, psf sigma).
+SofiPlanOptions sofi_plan_options_from(const Params& p);
+
+// SMRE settings from a parameter file of smre's schema (params/smre.prm).
+// `psf_scale` multiplies the PSF sigma (SOFI images have narrower PSFs).
+SmreRunOptions smre_options_from_file(const std::string& path, double psf_scale, bool quiet);
+
+void run_sofi_cli(const SofiCliOptions& options, ToolContext& ctx, std::ostream& out);
+void run_sofi_merge(const SofiMergeOptions& options, ToolContext& ctx, std::ostream& out);
+
+}  // namespace nanoscopy
