@@ -19,4 +19,16 @@ std::unique_ptr<ImageWriter> create_image_writer(const std::string& path, const 
   throw UsageError(path, "unknown image extension '" + ext + "' (use .tif, .tiff, .h5 or .hdf5)");
 }
 
+void write_float_pages(const std::string& path, std::int64_t width, std::int64_t height,
+                       std::span<const float* const> pages, double pixel_size_nm, const std::string& software) {
+  auto writer = create_image_writer(path, ImageMeta{.width = width,
+                                                    .height = height,
+                                                    .frames = static_cast<std::int64_t>(pages.size()),
+                                                    .type = PixelType::f32,
+                                                    .pixel_size_nm = pixel_size_nm,
+                                                    .software = software});
+  for (const float* page : pages) writer->write(page, 1);
+  writer->close();
+}
+
 }  // namespace nanoscopy

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "nanoscopy/io/pixel_type.hpp"
@@ -34,6 +35,10 @@ class ImageWriter {
 // description with the pixel size) for .tif/.tiff; HDF5 (T,Y,X) or (Y,X) for
 // .h5/.hdf5. Unknown extension or pixel type: UsageError.
 std::unique_ptr<ImageWriter> create_image_writer(const std::string& path, const ImageMeta& meta);
+
+// Whole float32 images (one page each, width x height) as one file, atomically.
+void write_float_pages(const std::string& path, std::int64_t width, std::int64_t height,
+                       std::span<const float* const> pages, double pixel_size_nm = 0, const std::string& software = "");
 
 namespace detail {
 std::unique_ptr<ImageWriter> create_tiff_writer(const std::string& path, const ImageMeta& meta);

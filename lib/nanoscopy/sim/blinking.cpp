@@ -10,6 +10,7 @@
 
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/progress.hpp"
+#include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/table_writer.hpp"
 
@@ -182,24 +183,6 @@ class Camera {
   std::normal_distribution<double> read_{0.0, 1.0};
 };
 
-std::string beside(const std::string& path, const std::string& suffix) {
-  const std::filesystem::path p(path);
-  return (p.parent_path() / (p.stem().string() + suffix)).string();
-}
-
-void write_float_image(const std::string& path, const std::vector<float>& pixels, std::int64_t width,
-                       std::int64_t height, double pixel_size_nm, const char* software) {
-  ImageMeta meta;
-  meta.width = width;
-  meta.height = height;
-  meta.frames = 1;
-  meta.type = PixelType::f32;
-  meta.pixel_size_nm = pixel_size_nm;
-  meta.software = software;
-  auto writer = create_image_writer(path, meta);
-  writer->write(pixels.data(), 1);
-  writer->close();
-}
 
 }  // namespace
 
@@ -254,9 +237,9 @@ BlinkingResult simulate_blinking(const BlinkingSettings& s, const std::string& p
 
   BlinkingResult result;
   result.emitters = static_cast<std::int64_t>(n);
-  result.emitters_csv = beside(path, "_emitters.csv");
-  result.truth_image = beside(path, "_truth.tif");
-  result.mean_image = beside(path, "_mean.tif");
+  result.emitters_csv = sibling_path(path, "_emitters.csv");
+  result.truth_image = sibling_path(path, "_truth.tif");
+  result.mean_image = sibling_path(path, "_mean.tif");
   const double frames = static_cast<double>(s.frames);
 
   // Truth table and the upsampled delta image.
@@ -285,12 +268,14 @@ BlinkingResult simulate_blinking(const BlinkingSettings& s, const std::string& p
   table->append(rows);
   table->finish();
   result.mean_on_fraction = n > 0 ? on_sum / static_cast<double>(n) : 0.0;
-  write_float_image(result.truth_image, truth, fine_w, fine_h, s.pixel_size_nm / static_cast<double>(u),
+  const float* truth_page = truth.data();
+  write_float_pages(result.truth_image, fine_w, fine_h, {&truth_page, 1}, s.pixel_size_nm / static_cast<double>(u),
                     "nanoscopy simulate blinking (truth)");
 
   std::vector<float> mean_f(pixels);
   for (std::size_t p = 0; p < pixels; ++p) mean_f[p] = static_cast<float>(mean[p] / frames);
-  write_float_image(result.mean_image, mean_f, s.width, s.height, s.pixel_size_nm,
+  const float* mean_page = mean_f.data();
+  write_float_pages(result.mean_image, s.width, s.height, {&mean_page, 1}, s.pixel_size_nm,
                     "nanoscopy simulate blinking (noise-free mean, photons)");
 
   // Last, so that a stack under its final name always has its truth beside it.

@@ -78,10 +78,7 @@ void smre_every_frame(const std::string& in_path, const std::string& out_path, c
   const StackInfo info = reader->info();
   SmreRunner runner(info.width, info.height, ro, device);
   ImageMeta meta;
-  meta.width = info.width;
-  meta.height = info.height;
-  meta.frames = info.frames;
-  meta.type = PixelType::f32;
+  meta.width = info.width, meta.height = info.height, meta.frames = info.frames, meta.type = PixelType::f32;
   auto writer = create_image_writer(out_path, meta);
   const std::int64_t chunk = 64;
   std::vector<float> frames(static_cast<std::size_t>(chunk * info.pixels_per_frame()));
@@ -116,14 +113,8 @@ void save_image(const SofiBenchOptions& o, const std::string& name, std::int64_t
                 const std::vector<float>& pixels) {
   if (o.images.empty()) return;
   fs::create_directories(o.images);
-  ImageMeta meta;
-  meta.width = w;
-  meta.height = h;
-  meta.type = PixelType::f32;
-  meta.pixel_size_nm = o.pixel_size;
-  auto writer = create_image_writer((fs::path(o.images) / (name + ".tif")).string(), meta);
-  writer->write(pixels.data(), 1);
-  writer->close();
+  const float* page = pixels.data();
+  write_float_pages((fs::path(o.images) / (name + ".tif")).string(), w, h, {&page, 1}, o.pixel_size);
   write_gray_png((fs::path(o.images) / (name + ".png")).string(), w, h, pixels);
 }
 
@@ -199,9 +190,7 @@ json quality(const SofiBenchOptions& o, const BenchDevice& dev, const fs::path& 
 // A 512x512 uint16 stack of noise and blinking spots, fast to make.
 void write_speed_stack(const std::string& path, std::int64_t frames, std::int64_t size, std::uint64_t seed) {
   ImageMeta meta;
-  meta.width = meta.height = size;
-  meta.frames = frames;
-  meta.type = PixelType::u16;
+  meta.width = size, meta.height = size, meta.frames = frames, meta.type = PixelType::u16;
   auto writer = create_image_writer(path, meta);
   std::vector<std::uint16_t> frame(static_cast<std::size_t>(size * size));
   std::uint64_t state = seed * 6364136223846793005ull + 1442695040888963407ull;

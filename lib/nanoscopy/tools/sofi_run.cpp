@@ -127,18 +127,7 @@ std::vector<std::string> write_output(const std::string& path, const SofiPlan& p
   if (ext != ".tif" && ext != ".tiff")
     throw UsageError(path, "write .tif/.tiff (one float32 page per order, then the mean) or .h5/.hdf5");
   auto write_pages = [&](const std::string& file, std::int64_t w, std::int64_t h, std::vector<const float*> pages,
-                         double px) {
-    ImageMeta meta;
-    meta.width = w;
-    meta.height = h;
-    meta.frames = static_cast<std::int64_t>(pages.size());
-    meta.type = PixelType::f32;
-    meta.pixel_size_nm = px;
-    meta.software = software;
-    auto writer = create_image_writer(file, meta);
-    for (const float* page : pages) writer->write(page, 1);
-    writer->close();
-  };
+                         double px) { write_float_pages(file, w, h, pages, px, software); };
   if (!plan.planes.front().cross) {
     std::vector<const float*> pages;
     for (const auto& plane : images.planes) pages.push_back(plane.data());
