@@ -187,4 +187,9 @@ TEST_CASE("bad sofi input: one line, a distinct exit code, no output") {
   CHECK_FALSE(fs::exists(dir / "out.tif"));
   CHECK_FALSE(fs::exists(dir / "out.png"));
   CHECK(sofi("--help").output.find("sofi merge") != std::string::npos);
+  // job scripts ask for the frame count
+  const auto count = sofi("frames " + q(stack));
+  CHECK(count.exit_code == 0);
+  CHECK(count.output == "300\n");
+  expect_one_line_error(sofi("frames " + q(dir / "nope.tif")), 3, "nope.tif");
 }

@@ -3,6 +3,7 @@
 
 #include "nanoscopy/cli/tool_app.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/tools/schemas.hpp"
 #include "nanoscopy/tools/sofi_run.hpp"
 
@@ -38,6 +39,10 @@ int main(int argc, char** argv) {
   merge_cmd->add_option("parts", merge.parts, "Partial files, in any order")->required()->type_name("PARTS");
   merge_cmd->add_option("-o,--output", merge.output, "Output image (.tif or .h5)")->required()->type_name("OUT");
 
+  std::string count_stack;
+  auto* frames_cmd = cli.add_subcommand("frames", "Print the number of frames of a stack (for job scripts)");
+  frames_cmd->add_option("stack", count_stack, "Input stack")->required()->type_name("STACK");
+
   app.set_footer(
       "Examples:\n"
       "  sofi blink.tif -o blink_sofi.tif                 orders 2,3,4 with lags 0,1,2,3 -> 4 pages (orders, mean)\n"
@@ -45,12 +50,17 @@ int main(int argc, char** argv) {
       "  sofi blink.tif -o x.h5 --cross --orders 2,3 --psf-sigma 1.6   cross-cumulants on 2x and 3x finer grids\n"
       "  sofi blink.tif -o s.tif --orders 2 --pre-smre params/smre.prm  SMRE on every frame first: SOFI2(SMRE)\n"
       "  sofi blink.tif --frames 0:5000 --partial p0.h5 ; sofi merge p*.h5 -o s.tif   the same image, in parts\n"
+      "  scripts/nanoscopy-submit sofi blink.tif -o s.tif --chunks 16   a SLURM job array and a merge job\n"
       "\n"
       "Blocks: frames are centred per block of --block frames (bleaching); a block's lag tuples stay inside it.\n"
       "Partial files record the stack and parameter fingerprints; merge refuses parts that differ, overlap or leave\n"
       "a gap.");
   return app.run(argc, argv, [&](ToolContext& ctx) {
     if (*merge_cmd) return run_sofi_merge(merge, ctx, std::cout);
+    if (*frames_cmd) {
+      std::cout << open_stack(count_stack)->info().frames << "\n";
+      return;
+    }
     run_sofi_cli(options, ctx, std::cout);
   });
 }
