@@ -288,7 +288,7 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
       rows.push_back(row);
     }
   }
-  fs::remove(path);
+  if (!o.keep_stack) fs::remove(path);
   result["size"] = n;
   result["rows"] = rows;
   return result;
@@ -312,6 +312,7 @@ void add_sofi_bench_options(CLI::App& cmd, SofiBenchOptions& o) {
   cmd.add_option("--dir", o.dir, "where the test stacks are written (default: system temp dir)");
   cmd.add_flag("--skip-quality", o.skip_quality, "skip the FRC comparison");
   cmd.add_flag("--skip-speed", o.skip_speed, "skip the speed measurements");
+  cmd.add_flag("--keep-stack", o.keep_stack, "keep the speed test stack (bench_sofi_speed.tif in --dir)");
   cmd.add_option("--images", o.images, "write the SOFI images (TIFF and PNG) to this directory")->type_name("DIR");
   cmd.add_option("--json", o.json, "also write the results as JSON")->type_name("FILE");
 }

@@ -34,6 +34,7 @@ struct SofiBenchOptions {
   std::int64_t cpu_frames = 600;  // the CPU is timed over fewer frames
   std::string dir;                // where the test stacks go (default: system temp)
   bool skip_quality = false, skip_speed = false;
+  bool keep_stack = false;        // leave the speed stack in --dir (to time the sofi CLI on it)
   std::string images;
   std::string json;
 };
