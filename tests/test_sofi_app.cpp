@@ -192,4 +192,10 @@ TEST_CASE("bad sofi input: one line, a distinct exit code, no output") {
   CHECK(count.exit_code == 0);
   CHECK(count.output == "300\n");
   expect_one_line_error(sofi("frames " + q(dir / "nope.tif")), 3, "nope.tif");
+  // the SLURM wrapper refuses more chunks than frames before submitting anything
+  const std::string submit = "NANOSCOPY_BIN=" + shell_quote(fs::path(app_path("sofi")).parent_path().string()) + " " +
+                             shell_quote(std::string(NANOSCOPY_SOURCE_DIR) + "/scripts/nanoscopy-submit");
+  expect_one_line_error(run_command(submit + " sofi " + q(stack) + " -o " + q(dir / "c.tif") + " --chunks 301"), 2,
+                        "301 chunks for 300 frames");
+  expect_one_line_error(run_command(submit + " fit2d " + q(stack) + " -o " + q(dir / "c.csv")), 2, "only 'sofi'");
 }
