@@ -24,6 +24,58 @@ void merge_accumulation(SofiAccumulation& total, SofiAccumulation&& part, const 
   }
 }
 
+std::vector<double> pack_accumulation(const SofiAccumulation& acc) {
+  std::vector<double> out{static_cast<double>(acc.finished.blocks), static_cast<double>(acc.finished.frames)};
+  for (const auto& plane : acc.finished.planes) out.insert(out.end(), plane.begin(), plane.end());
+  out.insert(out.end(), acc.finished.frame_sum.begin(), acc.finished.frame_sum.end());
+  out.push_back(static_cast<double>(acc.open.size()));
+  for (const auto& b : acc.open) {
+    out.push_back(static_cast<double>(b.block));
+    out.push_back(static_cast<double>(b.frames));
+    out.push_back(static_cast<double>(b.tuples));
+    out.insert(out.end(), b.shift.begin(), b.shift.end());
+    out.insert(out.end(), b.frame_sum.begin(), b.frame_sum.end());
+    out.insert(out.end(), b.terms.begin(), b.terms.end());
+  }
+  return out;
+}
+
+SofiAccumulation unpack_accumulation(const SofiPlan& plan, std::span<const double> values) {
+  std::size_t at = 0;
+  auto take = [&](std::size_t n) {
+    if (at + n > values.size()) throw std::logic_error("sofi: a packed accumulation is too short");
+    auto part = values.subspan(at, n);
+    at += n;
+    return part;
+  };
+  auto count = [&] { return static_cast<std::int64_t>(take(1)[0]); };
+  SofiAccumulation acc;
+  acc.finished.reset(plan);
+  acc.finished.blocks = count();
+  acc.finished.frames = count();
+  for (auto& plane : acc.finished.planes) {
+    auto v = take(plane.size());
+    plane.assign(v.begin(), v.end());
+  }
+  const auto pixels = static_cast<std::size_t>(plan.pixels());
+  auto fs = take(pixels);
+  acc.finished.frame_sum.assign(fs.begin(), fs.end());
+  for (std::int64_t k = count(); k > 0; --k) {
+    BlockSums b;
+    b.block = count();
+    b.frames = count();
+    b.tuples = count();
+    auto shift = take(pixels);
+    for (double v : shift) b.shift.push_back(static_cast<float>(v));
+    auto sums = take(pixels);
+    b.frame_sum.assign(sums.begin(), sums.end());
+    auto terms = take(pixels * plan.terms.size());
+    b.terms.assign(terms.begin(), terms.end());
+    acc.open.push_back(std::move(b));
+  }
+  return acc;
+}
+
 void close_open_blocks(const SofiPlan& plan, const SofiBlocks& blocks, SofiAccumulation& acc, const std::string& source,
                        int threads) {
   std::sort(acc.open.begin(), acc.open.end(), [](const BlockSums& a, const BlockSums& b) { return a.block < b.block; });

@@ -3,7 +3,9 @@
 // its raw sums (same shift frame, disjoint frames and tuples) and finished here.
 #pragma once
 
+#include <span>
 #include <string>
+#include <vector>
 
 #include "nanoscopy/sofi/sofi_runner.hpp"
 
@@ -17,5 +19,11 @@ void merge_accumulation(SofiAccumulation& total, SofiAccumulation&& part, const 
 // when a block is still incomplete (a missing frame range).
 void close_open_blocks(const SofiPlan& plan, const SofiBlocks& blocks, SofiAccumulation& acc, const std::string& source,
                        int threads);
+
+// An accumulation as one array of doubles (sent between MPI ranks) and back.
+// Layout: blocks, frames, the planes, frame_sum, the number of open blocks, then
+// per open block: block, frames, tuples, shift, frame_sum, terms (sizes from the plan).
+std::vector<double> pack_accumulation(const SofiAccumulation& acc);
+SofiAccumulation unpack_accumulation(const SofiPlan& plan, std::span<const double> values);
 
 }  // namespace nanoscopy

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "nanoscopy/cluster/mpi.hpp"
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
@@ -17,6 +18,7 @@
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/params/tool_schemas.hpp"
+#include "nanoscopy/sofi/sofi_merge.hpp"
 #include "nanoscopy/sofi/sofi_partial.hpp"
 #include "nanoscopy/sofi/sofi_runner.hpp"
 #include "nanoscopy/tools/smre_run.hpp"
@@ -81,6 +83,15 @@ std::string file_hash(const std::string& path) {
   Fnv f;
   f.add(text.str());
   return f.hex();
+}
+
+// The device a rank uses: with several GPUs visible, rank r takes GPU (local rank mod count);
+// where the launcher gives each rank its own CUDA_VISIBLE_DEVICES, that is GPU 0.
+Device device_for_rank(Device device, const MpiWorld& world) {
+  if (device.kind != DeviceKind::cuda || world.size == 1 || device.gpus.size() != 1) return device;
+  const auto count = static_cast<int>(list_gpus().size());
+  if (count > 0) device.gpus = {world.local_rank % count};
+  return device;
 }
 
 int host_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
@@ -222,21 +233,23 @@ void run_sofi_cli(const SofiCliOptions& options, ToolContext& ctx, std::ostream&
   const std::string pre = p.get_string("SOFI/pre smre"), post = p.get_string("SOFI/post smre");
   const std::string split = p.get_string("SOFI/split");
   const double pixel_size = p.get_real("Output/pixel size") > 0 ? p.get_real("Output/pixel size") : info.pixel_size_nm;
+  const MpiWorld& world = mpi_world();
+  const Device device = device_for_rank(ctx.device, world);
 
   std::unique_ptr<SmreRunner> pre_runner;
   FrameFilter filter;
   if (!pre.empty()) {
     auto ro = smre_options_from_file(pre, 1.0, true);
     ro.source = info.path;
-    pre_runner = std::make_unique<SmreRunner>(info.width, info.height, ro, ctx.device);
+    pre_runner = std::make_unique<SmreRunner>(info.width, info.height, ro, device);
     filter = [&](std::span<float> frames, std::int64_t count, std::int64_t first) {
       pre_runner->run(frames.subspan(0, static_cast<std::size_t>(count * info.pixels_per_frame())), first);
     };
   }
-  auto engine_for = [&] { return make_sofi_engine(ctx.device, plan, chunk + plan.max_lag); };
+  auto engine_for = [&] { return make_sofi_engine(device, plan, chunk + plan.max_lag); };
   // The GPU engine outruns one reading thread: read each chunk with four.
   std::vector<std::unique_ptr<StackReader>> extra;
-  if (ctx.device.kind == DeviceKind::cuda && !filter)
+  if (device.kind == DeviceKind::cuda && !filter)
     for (int i = 0; i < 3; ++i) extra.push_back(open_stack(options.input));
   auto input_for = [&](FrameSequence sequence, std::int64_t begin, std::int64_t end, std::string label) {
     SofiRunInput in;
@@ -287,6 +300,35 @@ void run_sofi_cli(const SofiCliOptions& options, ToolContext& ctx, std::ostream&
 
   const std::string output = options.output.empty() ? sibling_path(info.path, "_sofi.tif") : options.output;
   check_output(output, true);
+  if (world.size > 1) {
+    // mpirun -n N: rank r sums frames [n r / N, n (r+1) / N) of the range; rank 0 merges and writes.
+    if (split != "none") throw UsageError("mpirun", "--split runs in one process; start it without mpirun");
+    const std::int64_t n = range.count();
+    if (world.size > n)
+      throw UsageError("mpirun", "rank " + std::to_string(n) + " and above have no frames: " +
+                                     std::to_string(world.size) + " ranks for " + std::to_string(n) + " frames");
+    const FrameSequence sequence{range.first, 1, n};
+    const std::int64_t a = n * world.rank / world.size, b = n * (world.rank + 1) / world.size;
+    auto engine = engine_for();
+    const auto mine = pack_accumulation(run_sofi(plan, *engine, input_for(sequence, a, b, "sofi rank " +
+                                                                                         std::to_string(world.rank))));
+    const auto all = mpi_gather(mine);
+    if (world.rank == 0) {
+      SofiAccumulation total;
+      total.finished.reset(plan);
+      for (std::size_t r = 0; r < all.size(); ++r)
+        merge_accumulation(total, unpack_accumulation(plan, all[r]), "rank " + std::to_string(r));
+      close_open_blocks(plan, SofiBlocks{n, block}, total, "mpirun", host_threads());
+      SofiImages images = finish_images(plan, total.finished);
+      apply_post_smre(post, plan, images, device, ctx.quiet, out);
+      const auto files = write_output(output, plan, images, pixel_size);
+      if (!ctx.quiet)
+        out << "sofi: " << n << " frames of " << info.path << " on " << world.size << " MPI ranks in " << images.blocks
+            << " blocks -> " << list(files) << " (" << std::fixed << std::setprecision(2) << seconds() << " s)\n";
+    }
+    mpi_finish();
+    return;
+  }
   for (const auto& job : sequences_for(split, range)) {
     const auto job_start = std::chrono::steady_clock::now();
     auto job_seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - job_start).count(); };
