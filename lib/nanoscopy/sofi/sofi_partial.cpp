@@ -17,14 +17,6 @@ namespace {
 namespace h5 = detail::h5;
 constexpr const char* kFormat = "nanoscopy sofi partial 1";
 
-std::string join(const std::vector<int>& v) {
-  std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) s += ',';
-    s += std::to_string(v[i]);
-  }
-  return s;
-}
 std::vector<int> split_ints(const std::string& s) {
   std::vector<int> out;
   std::stringstream in(s);
@@ -129,8 +121,8 @@ void write_sofi_partial(const std::string& path, const SofiPartial& p) {
     w.attr(f, "stack_fingerprint", p.stack_fingerprint);
     w.attr(f, "parameter_fingerprint", p.parameter_fingerprint);
     w.attr(f, "stack", p.stack_name);
-    w.attr(f, "orders", join(p.options.orders));
-    w.attr(f, "lags", join(p.options.lags));
+    w.attr(f, "orders", join_ints(p.options.orders));
+    w.attr(f, "lags", join_ints(p.options.lags));
     w.attr(f, "cross", static_cast<std::int64_t>(p.options.cross));
     w.attr(f, "moments", static_cast<std::int64_t>(p.options.moments));
     w.attr(f, "psf_sigma", p.options.psf_sigma);

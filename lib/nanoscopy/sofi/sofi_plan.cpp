@@ -18,15 +18,6 @@ bool before(const SofiVariable& a, const SofiVariable& b) {
 
 using VarKey = std::tuple<int, int, int>;  // (dy, dx, lag)
 
-std::string join(const std::vector<int>& values, int count) {
-  std::string out;
-  for (int i = 0; i < count; ++i) {
-    if (i) out += ',';
-    out += std::to_string(values[static_cast<std::size_t>(i)]);
-  }
-  return out;
-}
-
 // Builds terms and the subset tables of each combination.
 class TermTable {
  public:
@@ -168,7 +159,7 @@ SofiPlan make_sofi_plan(std::int64_t width, std::int64_t height, const SofiPlanO
       plane.combo_begin[0] = static_cast<int>(plan.combos.size());
       plan.combos.push_back(c);
       plane.combo_begin[1] = static_cast<int>(plan.combos.size());
-      plan.labels.push_back("order " + std::to_string(n) + " auto-" + what + ", lags " + join(lags, n));
+      plan.labels.push_back("order " + std::to_string(n) + " auto-" + what + ", lags " + join_ints(std::span<const int>(lags).first(static_cast<std::size_t>(n))));
     } else {
       plane.upsample = n;
       for (int s = 0; s < n * n; ++s) {
@@ -191,6 +182,15 @@ SofiPlan make_sofi_plan(std::int64_t width, std::int64_t height, const SofiPlanO
     plan.planes.push_back(plane);
   }
   return plan;
+}
+
+std::string join_ints(std::span<const int> values) {
+  std::string out;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(values[i]);
+  }
+  return out;
 }
 
 std::string SofiPlan::describe() const {

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,9 @@ struct SofiPlan {
   // A text that changes whenever the plan does (partial-file fingerprints).
   std::string describe() const;
 };
+
+// "2,3,4": orders and lags as the command line and partial files write them.
+std::string join_ints(std::span<const int> values);
 
 // Validates the options (UsageError: order outside 2..6 or 2..4 with cross, lags
 // negative, not distinct, or fewer than the largest order) and builds the plan.

@@ -260,11 +260,7 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
       }
       const double fps = static_cast<double>(frames) / median(times);
       const double stream_fps = static_cast<double>(frames) / median(streaming);
-      std::string label = "orders ";
-      for (std::size_t i = 0; i < orders.size(); ++i) {
-        if (i) label += ',';
-        label += std::to_string(orders[i]);
-      }
+      const std::string label = "orders " + join_ints(orders);
       out << "  " << std::left << std::setw(8) << dev.label << std::setw(14) << label << std::right << " end to end "
           << std::setw(9) << std::setprecision(0) << fps << " frames/s (" << std::setprecision(2)
           << fps * bytes_per_frame / 1e9 << " GB/s of pixels, " << frames << " frames); streaming after set-up "
