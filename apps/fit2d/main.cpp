@@ -2,6 +2,8 @@
 #include <iostream>
 
 #include "nanoscopy/cli/tool_app.hpp"
+#include "nanoscopy/io/stack_reader.hpp"
+#include "nanoscopy/tools/fit2d_parts.hpp"
 #include "nanoscopy/tools/fit2d_run.hpp"
 #include "nanoscopy/tools/schemas.hpp"
 
@@ -27,6 +29,22 @@ int main(int argc, char** argv) {
   cli.add_option("--regions", o.regions_file, "Localize only inside these regions: lines 'x0 y0 width height' (px)")
       ->type_name("FILE");
   cli.add_flag("--stream", o.stream, "With --roi: print 'frame dx_nm dy_nm markers status' on stdout as each frame is done");
+  cli.add_option("--partial", o.partial, "Write the localizations of --frames A:B to this part file (HDF5) for "
+                                         "fit2d merge, instead of a localization file")
+      ->type_name("PART.h5");
+  Fit2dMergeOptions merge;
+  auto* merge_cmd = cli.add_subcommand(
+      "merge", "Merge part files (fit2d --partial) into one localization file ordered by frame, as one run writes it");
+  merge_cmd->add_option("parts", merge.parts, "Part files, in any order (--series: in the files' order)")
+      ->required()
+      ->type_name("PARTS");
+  merge_cmd->add_option("-o,--output", merge.output, "Localizations: .csv (ThunderSTORM) or .hdf5 (Picasso)")
+      ->required()
+      ->type_name("FILE");
+  merge_cmd->add_flag("--series", merge.series,
+                      "Parts of several files (one recording split over files): frames are numbered on from file to "
+                      "file, in the order the parts are given");
+  merge_cmd->add_flag("--track", merge.track, "Track fiducial markers in the merged localizations (as fit2d --track)");
   app.bind("--baseline", "Camera/Baseline");
   app.bind("--sensitivity", "Camera/Sensitivity");
   app.bind("--gain", "Camera/Gain");
@@ -43,6 +61,19 @@ int main(int argc, char** argv) {
       "  fit2d beads.tif --track                          drift from fiducial markers\n"
       "  fit2d live.tif --roi markers.txt --stream        per-frame drift for a stage controller\n"
       "  fit2d --params params/fit2d.prm stack.tif        camera and filters from a file\n"
-      "  fit2d --print-params > my.prm                    every parameter with its default");
-  return app.run(argc, argv, [&](ToolContext& ctx) { run_fit2d(o, ctx, std::cout); });
+      "  fit2d --print-params > my.prm                    every parameter with its default\n"
+      "  fit2d s.tif --frames 0:5000 --partial p0.h5 ; fit2d merge p*.h5 -o locs.csv   the same rows, in parts\n"
+      "  mpirun -n 4 fit2d s.tif -o locs.csv              four ranks, rank 0 writes\n"
+      "  scripts/nanoscopy-submit fit2d s.tif -o locs.csv --chunks 16   a SLURM job array and a merge job");
+  std::string count_stack;
+  auto* frames_cmd = cli.add_subcommand("frames", "Print the number of frames of a stack (for job scripts)");
+  frames_cmd->add_option("stack", count_stack, "Input stack")->required()->type_name("STACK");
+  return app.run(argc, argv, [&](ToolContext& ctx) {
+    if (*merge_cmd) return run_fit2d_merge(merge, ctx, std::cout);
+    if (*frames_cmd) {
+      std::cout << open_stack(count_stack)->info().frames << "\n";
+      return;
+    }
+    run_fit2d(o, ctx, std::cout);
+  });
 }

@@ -3,6 +3,7 @@
 
 #include "nanoscopy/cli/tool_app.hpp"
 #include "nanoscopy/params/tool_schemas.hpp"
+#include "nanoscopy/tools/smre_parts.hpp"
 #include "nanoscopy/tools/smre_run.hpp"
 
 int main(int argc, char** argv) {
@@ -44,6 +45,19 @@ int main(int argc, char** argv) {
   app.cli().add_flag("--print-weights", options.print_weights,
                      "Print the weights c_s for the image (or --size) and exit");
   app.cli().add_option("--size", options.size, "Frame size for --print-weights without an image")->type_name("WxH");
+  app.cli()
+      .add_option("--partial", options.partial,
+                  "Write the restored frames of --frames A:B to this part file (HDF5) for smre merge")
+      ->type_name("PART.h5");
+  SmreMergeOptions merge;
+  auto* merge_cmd = app.cli().add_subcommand(
+      "merge", "Merge part files (smre --partial) into one stack, pages in frame order (streamed)");
+  merge_cmd->add_option("parts", merge.parts, "Part files, in any order (--series: in the files' order)")
+      ->required()
+      ->type_name("PARTS");
+  merge_cmd->add_option("-o,--output", merge.output, "Output stack (.tif float32 or .h5)")->required()->type_name("FILE");
+  merge_cmd->add_flag("--series", merge.series,
+                      "Parts of several files: frames follow file after file, in the order the parts are given");
   app.set_footer(
       "Examples:\n"
       "  smre --icd --psf 3 image.tif                      # writes image_smre.tif\n"
@@ -51,6 +65,11 @@ int main(int argc, char** argv) {
       "  smre --regularizer tv --psf 4 --noise 3 --log conv.csv image.tif\n"
       "  smre --simulate --noise 3 --psf 4 --icd truth.png  # blur + noise a true image, restore, report quality\n"
       "  smre --print-weights --size 1024x1024 --weights closed-form\n"
-      "  smre --params params/smre.prm image.tif            # the paper's listing (simulate = true there)");
-  return app.run(argc, argv, [&](ToolContext& ctx) { run_smre(options, ctx, std::cout); });
+      "  smre --params params/smre.prm image.tif            # the paper's listing (simulate = true there)\n"
+      "  smre --icd s.tif --frames 0:500 --partial p0.h5 ; smre merge p*.h5 -o s_smre.tif   the same stack, in parts\n"
+      "  mpirun -n 4 smre --icd s.tif -o s_smre.tif        four ranks split the frames, rank 0 writes");
+  return app.run(argc, argv, [&](ToolContext& ctx) {
+    if (*merge_cmd) return run_smre_merge(merge, ctx, std::cout);
+    run_smre(options, ctx, std::cout);
+  });
 }

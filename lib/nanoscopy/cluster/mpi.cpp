@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/error.hpp"
@@ -52,37 +53,78 @@ const MpiWorld& mpi_world() {
   return world;
 }
 
+#if NANOSCOPY_HAVE_MPI
+namespace {
+
+template <typename T>
+MPI_Datatype mpi_type() {
+  return std::is_same_v<T, float> ? MPI_FLOAT : MPI_DOUBLE;
+}
+
+// A 64-bit count first, then pieces an int can count: results can exceed 2^31 values.
+constexpr long long kPiece = 1 << 26;
+
+template <typename T>
+void send_values(int dest, std::span<const T> values) {
+  long long n = static_cast<long long>(values.size());
+  MPI_Send(&n, 1, MPI_LONG_LONG, dest, 1, MPI_COMM_WORLD);
+  for (long long at = 0; at < n; at += kPiece)
+    MPI_Send(values.data() + at, static_cast<int>(std::min(kPiece, n - at)), mpi_type<T>(), dest, 2, MPI_COMM_WORLD);
+}
+
+template <typename T>
+std::vector<T> receive_values(int source) {
+  long long n = 0;
+  MPI_Recv(&n, 1, MPI_LONG_LONG, source, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  std::vector<T> values(static_cast<std::size_t>(n));
+  for (long long at = 0; at < n; at += kPiece)
+    MPI_Recv(values.data() + at, static_cast<int>(std::min(kPiece, n - at)), mpi_type<T>(), source, 2, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+  return values;
+}
+
+}  // namespace
+
+void mpi_send(int dest, std::span<const double> values) { send_values(dest, values); }
+void mpi_send(int dest, std::span<const float> values) { send_values(dest, values); }
+std::vector<double> mpi_receive_doubles(int source) { return receive_values<double>(source); }
+std::vector<float> mpi_receive_floats(int source) { return receive_values<float>(source); }
+#else
+[[noreturn]] static void no_mpi() { throw UsageError("mpirun", "this build has no MPI support"); }
+void mpi_send(int, std::span<const double>) { no_mpi(); }
+void mpi_send(int, std::span<const float>) { no_mpi(); }
+std::vector<double> mpi_receive_doubles(int) { no_mpi(); }
+std::vector<float> mpi_receive_floats(int) { no_mpi(); }
+#endif
+
 std::vector<std::vector<double>> mpi_gather(std::span<const double> mine) {
   const MpiWorld& w = mpi_world();
   std::vector<std::vector<double>> all;
-  if (w.size == 1) {
-    all.emplace_back(mine.begin(), mine.end());
-    return all;
-  }
-#if NANOSCOPY_HAVE_MPI
-  // Point to point with a 64-bit count first: the sums can exceed what one int counts.
   if (w.rank != 0) {
-    long long n = static_cast<long long>(mine.size());
-    MPI_Send(&n, 1, MPI_LONG_LONG, 0, 1, MPI_COMM_WORLD);
-    constexpr long long piece = 1 << 26;
-    for (long long at = 0; at < n; at += piece)
-      MPI_Send(mine.data() + at, static_cast<int>(std::min(piece, n - at)), MPI_DOUBLE, 0, 2, MPI_COMM_WORLD);
+    mpi_send(0, mine);
     return all;
   }
   all.emplace_back(mine.begin(), mine.end());
-  for (int r = 1; r < w.size; ++r) {
-    long long n = 0;
-    MPI_Recv(&n, 1, MPI_LONG_LONG, r, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    std::vector<double> values(static_cast<std::size_t>(n));
-    constexpr long long piece = 1 << 26;
-    for (long long at = 0; at < n; at += piece)
-      MPI_Recv(values.data() + at, static_cast<int>(std::min(piece, n - at)), MPI_DOUBLE, r, 2, MPI_COMM_WORLD,
-               MPI_STATUS_IGNORE);
-    all.push_back(std::move(values));
-  }
-#endif
+  for (int r = 1; r < w.size; ++r) all.push_back(mpi_receive_doubles(r));
   return all;
 }
+
+FrameRange::Resolved rank_frames(FrameRange::Resolved range, const MpiWorld& world) {
+  const std::int64_t n = range.count();
+  if (world.size > n)
+    throw UsageError("mpirun", rank_name(static_cast<int>(n)) + " and above have no frames: " +
+                                   std::to_string(world.size) + " ranks for " + std::to_string(n) + " frames");
+  return {range.first + n * world.rank / world.size, range.first + n * (world.rank + 1) / world.size};
+}
+
+Device device_for_rank(Device device, const MpiWorld& world) {
+  if (device.kind != DeviceKind::cuda || world.size == 1 || device.gpus.size() != 1) return device;
+  const auto count = static_cast<int>(list_gpus().size());
+  if (count > 0) device.gpus = {world.local_rank % count};
+  return device;
+}
+
+std::string rank_name(int rank) { return "rank " + std::to_string(rank); }
 
 void mpi_finish() {
 #if NANOSCOPY_HAVE_MPI

@@ -3,8 +3,13 @@
 // only rank and never initializes MPI, so a build with MPI runs as before.
 #pragma once
 
+#include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
+
+#include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/core/frame_range.hpp"
 
 namespace nanoscopy {
 
@@ -20,6 +25,25 @@ const MpiWorld& mpi_world();
 
 // Rank 0 gets every rank's values, by rank (its own first); the others get {}.
 std::vector<std::vector<double>> mpi_gather(std::span<const double> mine);
+
+// Point to point, any length (a 64-bit count goes first): `dest` receives what
+// `source` sends, in order. Blocking.
+void mpi_send(int dest, std::span<const double> values);
+void mpi_send(int dest, std::span<const float> values);
+std::vector<double> mpi_receive_doubles(int source);
+std::vector<float> mpi_receive_floats(int source);
+
+// This rank's share of `range`: frames [first + n r / N, first + n (r+1) / N).
+// UsageError "N ranks for M frames" (naming the first rank without frames) when
+// there are more ranks than frames.
+FrameRange::Resolved rank_frames(FrameRange::Resolved range, const MpiWorld& world);
+
+// The device a rank uses: with several GPUs visible, rank r takes GPU (local rank
+// mod count); where the launcher gives each rank its own CUDA_VISIBLE_DEVICES, that is GPU 0.
+Device device_for_rank(Device device, const MpiWorld& world);
+
+// "rank 3" — for messages.
+std::string rank_name(int rank);
 
 // Ends MPI after a successful run. A rank that fails exits without it, and the
 // launcher then ends the other ranks instead of leaving them waiting.

@@ -53,7 +53,8 @@ hid_t memory_type_of(ColumnType type) {
 
 class Hdf5TableWriter final : public TableWriter {
  public:
-  Hdf5TableWriter(const std::string& path, const std::string& dataset, std::vector<Column> columns)
+  Hdf5TableWriter(const std::string& path, const std::string& dataset, std::vector<Column> columns,
+                  const TextAttributes& root_attributes)
       : TableWriter(std::move(columns)), output_(path), where_(path) {
     h5::silence_errors();
     if (columns_.empty()) throw UsageError(where_, "a table needs at least one column");
@@ -84,6 +85,8 @@ class Hdf5TableWriter final : public TableWriter {
 
     file_ = h5::file(H5Fcreate(output_.temp_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
     if (!file_.valid()) throw OutputError(where_, "cannot create the HDF5 file: " + h5::last_error());
+    if (!h5::write_attributes(file_.get(), root_attributes))
+      throw OutputError(where_, "cannot write the file's attributes: " + h5::last_error());
     const hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = chunk_rows_;
     h5::Id space = h5::space(H5Screate_simple(1, &zero, &unlimited));
     h5::Id dcpl = h5::plist(H5Pcreate(H5P_DATASET_CREATE));
@@ -180,8 +183,9 @@ class Hdf5TableWriter final : public TableWriter {
 }  // namespace
 
 std::unique_ptr<TableWriter> create_hdf5_table_writer(const std::string& path, const std::string& dataset,
-                                                      std::vector<Column> columns) {
-  return std::make_unique<Hdf5TableWriter>(path, dataset, std::move(columns));
+                                                      std::vector<Column> columns,
+                                                      const TextAttributes& root_attributes) {
+  return std::make_unique<Hdf5TableWriter>(path, dataset, std::move(columns), root_attributes);
 }
 
 }  // namespace nanoscopy

@@ -92,6 +92,12 @@ bool write_attribute(hid_t object, const char* name, const std::string& value) {
   return H5Awrite(attr.get(), type_id.get(), &text) >= 0 && attr.close();
 }
 
+bool write_attributes(hid_t object, const std::vector<std::pair<std::string, std::string>>& attributes) {
+  for (const auto& [name, value] : attributes)
+    if (!write_attribute(object, name.c_str(), value)) return false;
+  return true;
+}
+
 Id read_access_plist() {
   Id fapl = plist(H5Pcreate(H5P_FILE_ACCESS));
 #if (H5_VERS_MAJOR == 1 && H5_VERS_MINOR == 10 && H5_VERS_RELEASE >= 7) || \

@@ -7,6 +7,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace nanoscopy::detail::h5 {
 
@@ -91,6 +92,8 @@ std::string describe_dataset(hid_t dataset);
 // Writes a scalar attribute on `object`; false on failure.
 bool write_attribute(hid_t object, const char* name, double value);
 bool write_attribute(hid_t object, const char* name, const std::string& value);  // variable-length UTF-8
+// Each pair as a string attribute; false on the first failure.
+bool write_attributes(hid_t object, const std::vector<std::pair<std::string, std::string>>& attributes);
 
 // File-access properties for reading: file locks are kept, but a file system
 // without lock support (some NFS and Lustre mounts) no longer makes every open

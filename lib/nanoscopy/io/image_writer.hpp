@@ -8,6 +8,7 @@
 #include <string>
 
 #include "nanoscopy/io/pixel_type.hpp"
+#include "nanoscopy/io/text_attributes.hpp"
 
 namespace nanoscopy {
 
@@ -19,6 +20,7 @@ struct ImageMeta {
   double pixel_size_nm = 0.0;   // 0: unknown (not written)
   std::string software;         // e.g. "nanoscopy smre 0.1.0"
   std::string dataset = "data"; // HDF5 only
+  TextAttributes root_attributes;  // HDF5 only: on the root group (a TIFF writer refuses them)
 };
 
 class ImageWriter {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "nanoscopy/io/text_attributes.hpp"
+
 namespace nanoscopy {
 
 enum class ColumnType { u32, i32, f32, f64 };
@@ -46,8 +48,9 @@ std::unique_ptr<TableWriter> create_csv_writer(const std::string& path, std::vec
 
 // A 1-D compound dataset (little-endian, chunked, extensible, no LZF) named
 // `dataset` holding one field per column: what pandas' read_hdf(key=...) and
-// Picasso read.
+// Picasso read. `root_attributes` are written on the file's root group.
 std::unique_ptr<TableWriter> create_hdf5_table_writer(const std::string& path, const std::string& dataset,
-                                                      std::vector<Column> columns);
+                                                      std::vector<Column> columns,
+                                                      const TextAttributes& root_attributes = {});
 
 }  // namespace nanoscopy

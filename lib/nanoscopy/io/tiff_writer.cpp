@@ -286,6 +286,7 @@ std::unique_ptr<ImageWriter> create_tiff_writer(const std::string& path, const I
   if (meta.type != PixelType::u16 && meta.type != PixelType::f32)
     throw UsageError(path, "TIFF images are written as uint16 or float32, not " + to_string(meta.type));
   if (meta.width <= 0 || meta.height <= 0 || meta.frames <= 0) throw UsageError(path, "nothing to write (empty image)");
+  if (!meta.root_attributes.empty()) throw UsageError(path, "this file carries attributes only HDF5 can hold: name it .h5");
   if (meta.width > 0xFFFFFFFFLL || meta.height > 0xFFFFFFFFLL)
     throw UsageError(path, "the image is too large for TIFF");
   if (!bigtiff && needs_bigtiff(meta)) throw UsageError(path, "the stack does not fit in a classic TIFF (over 4 GB)");

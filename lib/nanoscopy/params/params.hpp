@@ -148,6 +148,7 @@ class Params {
   std::int64_t get_int(const std::string& path) const;
   double get_real(const std::string& path) const;
   std::string get_string(const std::string& path) const;
+  const std::string& text(const std::string& path) const;  // any type, in canonical text
   const ParamSource& source(const std::string& path) const;  // default: file "default", line 0
 
   const Schema& schema() const { return *schema_; }

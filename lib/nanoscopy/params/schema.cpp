@@ -261,6 +261,11 @@ std::string Params::get_string(const std::string& path) const {
   return values_.at(path).value;
 }
 
+const std::string& Params::text(const std::string& path) const {
+  spec(path);
+  return values_.at(path).value;
+}
+
 const ParamSource& Params::source(const std::string& path) const {
   spec(path);
   return values_.at(path).source;

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "nanoscopy/cluster/part_ranges.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/hdf5_util.hpp"
@@ -220,35 +221,15 @@ SofiPartial merge_sofi_partials(const std::vector<std::string>& paths, int threa
   if (paths.empty()) throw UsageError("sofi merge", "no partial files given");
   std::vector<SofiPartial> parts;
   for (const auto& path : paths) parts.push_back(read_sofi_partial(path));
-  std::vector<std::size_t> order(parts.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return parts[a].begin < parts[b].begin; });
+  std::vector<PartOrigin> origins;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const auto& p = parts[i];
+    origins.push_back({paths[i], p.stack_name, p.stack_fingerprint, p.parameter_fingerprint, p.sequence.count, p.begin,
+                       p.end});
+  }
+  std::vector<std::size_t> order;
+  for (const auto& placed : arrange_parts(origins, false)) order.push_back(placed.index);
   const SofiPartial& first = parts[order.front()];
-  for (std::size_t i : order) {
-    const auto& p = parts[i];
-    if (p.stack_fingerprint != first.stack_fingerprint)
-      throw InputError(paths[i], "made from a different stack (" + p.stack_name + ") than " + paths[order.front()] +
-                                     " (" + first.stack_name + ")");
-    if (p.parameter_fingerprint != first.parameter_fingerprint)
-      throw InputError(paths[i], "made with different parameters than " + paths[order.front()]);
-  }
-  // sorted by begin: each range must start where the previous ended
-  std::int64_t covered = 0;
-  std::string previous = "the start of the stack";
-  for (std::size_t i : order) {
-    const auto& p = parts[i];
-    if (p.begin < covered)
-      throw InputError(paths[i], "frames " + std::to_string(p.begin) + ":" + std::to_string(p.end) + " overlap " +
-                                     previous + " (which ends at frame " + std::to_string(covered) + ")");
-    if (p.begin > covered)
-      throw InputError(paths[i], "frames " + std::to_string(covered) + ":" + std::to_string(p.begin) +
-                                     " are missing between " + previous + " and this part");
-    covered = p.end;
-    previous = paths[i];
-  }
-  if (covered != first.sequence.count)
-    throw InputError(previous, "frames " + std::to_string(covered) + ":" + std::to_string(first.sequence.count) +
-                                   " at the end of the stack are missing");
   SofiPartial merged = first;
   merged.begin = 0;
   merged.end = first.sequence.count;

@@ -10,6 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "nanoscopy/cluster/fingerprint.hpp"
+#include "nanoscopy/cluster/mpi.hpp"
+#include "nanoscopy/cluster/part_file.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
@@ -18,6 +21,8 @@
 #include "nanoscopy/loc/roi_tracker.hpp"
 #include "nanoscopy/io/table_writer.hpp"
 #include "nanoscopy/loc/track.hpp"
+#include "nanoscopy/tools/fit2d_output.hpp"
+#include "nanoscopy/tools/fit2d_parts.hpp"
 
 namespace nanoscopy {
 namespace {
@@ -108,9 +113,51 @@ void run_roi_mode(const Fit2dOptions& options, ToolContext& ctx, StackReader& re
       << "  output:             " << output << " (frame, dx [nm], dy [nm], markers, status 0 ok 1 partial 2 lost)\n";
 }
 
+
+// What shapes the localizations (not where they are written): parts made with
+// different values must not be merged.
+std::string parameter_fingerprint(const Params& p, const Camera& camera, const std::string& regions_file) {
+  Fnv f;
+  for (const auto& [key, value] : provenance(p, ""))
+    for (const char* section : {"Camera/", "Detection/", "Fit/", "Filter/"})
+      if (key.rfind(section, 0) == 0) f.add(key + "=" + value + ";");
+  f.add(camera.pixel_size_nm);
+  f.add(file_fingerprint(regions_file));
+  return f.hex();
+}
+
+// fit2d --frames A:B --partial part.h5: the localizations of A:B and where they came from.
+void run_partial(const std::string& path, StackReader& reader, FrameRange::Resolved range, const Device& device,
+                 const PipelineSettings& settings, const LocWriterContext& wctx, const std::string& parameters,
+                 bool quiet, std::ostream& out) {
+  const StackInfo& info = reader.info();
+  PartOrigin origin;
+  origin.stack_name = fs::path(info.path).filename().string();
+  origin.stack_fingerprint = stack_fingerprint(reader);
+  origin.parameter_fingerprint = parameters;
+  origin.stack_frames = info.frames;
+  origin.begin = range.first;
+  origin.end = range.last;
+  std::vector<double> rows;
+  const auto summary = run_localization(reader, range, device, settings, [&](std::span<const Localization> locs) {
+    pack_localizations(locs, rows);
+  });
+  TextAttributes extra = writer_context_attributes(wctx);
+  extra.insert(extra.end(), {{"input", info.path},
+                             {"candidates", std::to_string(summary.candidates)},
+                             {"rejected", std::to_string(summary.rejected)}});
+  auto table = create_hdf5_table_writer(path, "locs", fit2d_part_columns(), part_attributes(kFit2dPartFormat, origin, extra));
+  table->append(rows);
+  table->finish();
+  if (!quiet)
+    out << "fit2d: frames " << range.first << ":" << range.last << " of " << info.path << ": "
+        << summary.localizations << " localizations on " << summary.device << " -> " << path << " (merge with fit2d merge)\n";
+}
+
 }  // namespace
 
 void run_fit2d(const Fit2dOptions& options, ToolContext& ctx, std::ostream& out) {
+  const auto start = std::chrono::steady_clock::now();
   if (options.input.empty()) throw UsageError("command line", "no input stack given (see fit2d --help)");
   const Params& p = ctx.params;
   auto reader = open_stack(options.input);
@@ -133,65 +180,66 @@ void run_fit2d(const Fit2dOptions& options, ToolContext& ctx, std::ostream& out)
 
   const fs::path input_path(info.path);
   if (!options.roi_file.empty()) {
+    if (!options.partial.empty() || mpi_world().size > 1)
+      throw UsageError("--roi", "marker ROIs are followed frame by frame in one process (no --partial, no mpirun)");
     const std::string output = options.output.empty() ? sibling_path(input_path, "_roi_drift.csv") : options.output;
     // With --stream the summary goes to stderr: stdout carries only the per-frame lines.
     run_roi_mode(options, ctx, *reader, range, settings.camera, settings.fit, settings.detect.box, output,
                  options.stream ? std::cerr : out);
     return;
   }
-  const std::string output = options.output.empty() ? sibling_path(input_path, "_locs.hdf5") : options.output;
   const std::string format = p.get_string("Output/format") == "auto" ? "" : p.get_string("Output/format");
   LocWriterContext wctx = writer_context(info, settings.camera);
   wctx.parameters = provenance(p, info.path);
-  // Outputs are opened (and their directories checked) before any work.
-  auto writer = create_localization_writer(output, format, wctx);
-
-  std::unique_ptr<TableWriter> track_writer;
-  std::unique_ptr<FiducialTracker> tracker;
-  const fs::path out_path(output);
-  if (options.track) {
-    TrackSettings ts;
-    ts.radius = p.get_real("Tracking/radius");
-    ts.max_gap = p.get_int("Tracking/max gap");
-    ts.min_length = p.get_int("Tracking/min length");
-    ts.min_presence = p.get_real("Tracking/min presence");
-    ts.validate("Tracking");
-    track_writer = create_marker_track_writer(sibling_path(out_path, "_tracks.csv"));
-    tracker = std::make_unique<FiducialTracker>(ts, info.frames, info.path, marker_track_sink(*track_writer));
+  const MpiWorld& world = mpi_world();
+  if (!options.partial.empty()) {
+    if (world.size > 1) throw UsageError("mpirun", "--partial writes one part per process; start it without mpirun");
+    if (options.track) throw UsageError("--partial", "markers are tracked over the whole stack: give --track to fit2d merge");
+    run_partial(options.partial, *reader, range, ctx.device, settings, wctx,
+                parameter_fingerprint(p, settings.camera, options.regions_file), ctx.quiet, out);
+    return;
   }
+  const std::string output = options.output.empty() ? sibling_path(input_path, "_locs.hdf5") : options.output;
+  // Outputs are opened (and their directories checked) before any work; under
+  // mpirun only rank 0 writes.
+  std::unique_ptr<Fit2dOutput> sink;
+  if (world.rank == 0) sink = std::make_unique<Fit2dOutput>(output, format, wctx, options.track, p, info.path);
 
-  const auto summary = run_localization(*reader, range, ctx.device, settings, [&](std::span<const Localization> locs) {
-    writer->append(locs);
-    if (tracker) tracker->add(locs);
-  });
-
-  std::string drift_files;
-  if (tracker) {
-    const DriftTrace drift = tracker->finish();
-    write_picasso_drift(sibling_path(out_path, "_drift.txt"), drift);
-    write_drift_csv(sibling_path(out_path, "_drift.csv"), drift, settings.camera.pixel_size_nm);
-    track_writer->finish();
-    drift_files = sibling_path(out_path, "_drift.txt") + ", " + sibling_path(out_path, "_drift.csv") + ", " +
-                  sibling_path(out_path, "_tracks.csv") + " (" + std::to_string(tracker->summary().markers) + " markers)";
+  PipelineSummary summary;
+  if (world.size > 1) {
+    // mpirun -n N: rank r localizes its share of the frames; rank 0 writes every rank's rows in rank order.
+    std::vector<double> rows;
+    summary = run_localization(*reader, rank_frames(range, world), device_for_rank(ctx.device, world), settings,
+                               [&](std::span<const Localization> locs) { pack_localizations(locs, rows); });
+    rows.insert(rows.begin(), {static_cast<double>(summary.candidates), static_cast<double>(summary.rejected)});
+    const auto all = mpi_gather(rows);
+    if (world.rank != 0) {
+      mpi_finish();
+      return;
+    }
+    summary.candidates = summary.rejected = 0;
+    for (const auto& rank_rows : all) {
+      summary.candidates += static_cast<std::int64_t>(rank_rows.at(0));
+      summary.rejected += static_cast<std::int64_t>(rank_rows.at(1));
+      sink->append(unpack_localizations(std::span<const double>(rank_rows).subspan(2)));
+    }
+    summary.frames = range.count();
+    summary.median_precision_nm = sink->median_precision_nm();
+    summary.device += " (" + std::to_string(world.size) + " MPI ranks)";
+    summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  } else {
+    summary = run_localization(*reader, range, ctx.device, settings,
+                               [&](std::span<const Localization> locs) { sink->append(locs); });
   }
-  writer->finish();
-
-  const auto& counts = writer->counts();
+  sink->finish();
   out << "fit2d: " << info.path << ": " << summary.frames << " frames (" << info.width << "x" << info.height << " "
-      << to_string(info.type) << ") on " << summary.device << "\n"
-      << "  localizations:      " << counts.written << " written (" << summary.candidates << " candidates, "
-      << summary.rejected << " rejected by the filter";
-  if (counts.dropped() > 0) out << ", " << counts.dropped() << " dropped by " << loc_format_name(writer->format()) << "'s rules";
-  out << ")\n"
-      << "  median precision:   " << std::setprecision(3) << summary.median_precision_nm << " nm (pixel size "
-      << settings.camera.pixel_size_nm << " nm)\n"
-      << "  time:               " << summary.seconds << " s, " << std::setprecision(4)
+      << to_string(info.type) << ") on " << summary.device << "\n";
+  print_fit2d_outputs(out, *sink, summary.candidates, summary.rejected, summary.median_precision_nm,
+                      settings.camera.pixel_size_nm);
+  out << "  time:               " << std::setprecision(3) << summary.seconds << " s, " << std::setprecision(4)
       << static_cast<double>(summary.frames) / summary.seconds << " frames/s (reading took " << std::setprecision(3)
-      << summary.read_seconds << " s)\n"
-      << "  output:             ";
-  for (std::size_t i = 0; i < writer->files().size(); ++i) out << (i ? ", " : "") << writer->files()[i];
-  out << "\n";
-  if (!drift_files.empty()) out << "  drift:              " << drift_files << "\n";
+      << summary.read_seconds << " s)\n";
+  mpi_finish();
 }
 
 }  // namespace nanoscopy

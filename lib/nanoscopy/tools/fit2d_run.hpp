@@ -16,6 +16,7 @@ struct Fit2dOptions {
   std::string roi_file;
   std::string regions_file;  // localize only inside these regions
   bool stream = false;  // --roi: one line per frame on stdout as soon as it is fitted
+  std::string partial;  // write a part file of --frames A:B for fit2d merge
 };
 
 // Prints the run's summary (frames, localizations, median precision, time,

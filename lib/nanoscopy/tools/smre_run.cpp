@@ -8,6 +8,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "nanoscopy/cluster/fingerprint.hpp"
+#include "nanoscopy/cluster/mpi.hpp"
+#include "nanoscopy/cluster/part_file.hpp"
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
@@ -17,6 +20,7 @@
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/smre/runner.hpp"
 #include "nanoscopy/smre/simulate.hpp"
+#include "nanoscopy/tools/smre_parts.hpp"
 
 namespace nanoscopy {
 
@@ -69,6 +73,11 @@ void print_weights(std::ostream& out, const SmreProblem& problem) {
     out << w.edges[k] << "," << w.edges[k] * w.edges[k] << "," << w.q[k] << "," << w.c[k] << "\n";
 }
 
+bool is_hdf5_path(const std::string& path) {
+  const std::string ext = fs::path(path).extension().string();
+  return ext == ".h5" || ext == ".hdf5";
+}
+
 std::string format_report(const ReportLine& r) {
   char line[256];
   std::snprintf(line, sizeof line, "smre: frame %lld iter %6lld  c1 %.4e  c2 %.4e  max ratio %.4f  |dx| %.4e  sweeps %d",
@@ -114,11 +123,17 @@ void run_smre(const SmreOptions& options, ToolContext& ctx, std::ostream& out) {
   auto reader = open_stack(input);
   const StackInfo info = reader->info();
   const auto range = ctx.frames.resolve(info.frames, info.path);
-  const std::int64_t frames = range.last - range.first;
-  if (frames < 1) throw InputError(info.path, "no frames to restore in the range " + ctx.frames.to_string());
+  if (range.count() < 1) throw InputError(info.path, "no frames to restore in the range " + ctx.frames.to_string());
+  // Under mpirun this process restores its share of the frames; rank 0 writes them all.
+  const MpiWorld& world = mpi_world();
+  const bool partial = !options.partial.empty();
+  if (partial && world.size > 1) throw UsageError("mpirun", "--partial writes one part per process; start it without mpirun");
+  const auto mine = world.size > 1 ? rank_frames(range, world) : range;
+  std::int64_t frames = mine.count();
 
   ro.source = info.path;
-  SmreRunner runner(info.width, info.height, ro, ctx.device);
+  ro.quiet = ctx.quiet || world.rank != 0;
+  SmreRunner runner(info.width, info.height, ro, device_for_rank(ctx.device, world));
   if (options.print_weights) {
     print_weights(out, runner.problem());
     return;
@@ -134,6 +149,13 @@ void run_smre(const SmreOptions& options, ToolContext& ctx, std::ostream& out) {
   if (output.empty()) output = sibling_path(file_part(input), "_smre.tif");
   const std::string log_path = p.get_string("output/log");
   const bool control = p.get_bool("output/control");
+  if (partial || world.size > 1) {
+    const std::string how = partial ? "--partial" : "mpirun";
+    if (simulate) throw UsageError(how, "--simulate runs in one process");
+    if (!log_path.empty() || control) throw UsageError(how, "--log and --control run in one process");
+    if (partial && !is_hdf5_path(options.partial))
+      throw UsageError(options.partial, "part files are HDF5: name it .h5");
+  }
 
   ImageMeta meta;
   meta.width = info.width;
@@ -143,15 +165,29 @@ void run_smre(const SmreOptions& options, ToolContext& ctx, std::ostream& out) {
   meta.pixel_size_nm = info.pixel_size_nm;
   meta.software = std::string("nanoscopy smre ") + NANOSCOPY_VERSION;
   // Outputs are opened (and their directories checked) before any work.
-  auto writer = create_image_writer(output, meta);
+  std::unique_ptr<ImageWriter> writer;
+  if (partial) {
+    PartOrigin origin{"", fs::path(info.path).filename().string(), stack_fingerprint(*reader),
+                      smre_parameter_fingerprint(p, settings.psf_sigma), info.frames, range.first, range.last};
+    ImageMeta part = meta;
+    part.root_attributes = part_attributes(kSmrePartFormat, origin);
+    output = options.partial;
+    writer = create_image_writer(output, part);
+  } else if (world.rank != 0) {
+    writer = create_rank_spool(meta);
+  } else {
+    ImageMeta whole = meta;
+    whole.frames = range.count();
+    writer = create_image_writer(output, whole);
+  }
   std::unique_ptr<ImageWriter> simulated_writer;
   const std::string simulated_path = sibling_path(output, "_simulated" + fs::path(output).extension().string());
   if (simulate) simulated_writer = create_image_writer(simulated_path, meta);
 
   const Padding& pad = runner.padding();
   const SmreProblem& problem = runner.problem();
-  if (!ctx.quiet) {
-    std::cerr << "smre: " << frames << " frame" << (frames == 1 ? "" : "s") << " of " << info.width << "x"
+  if (!ro.quiet) {
+    std::cerr << "smre: " << range.count() << " frame" << (frames == 1 ? "" : "s") << " of " << info.width << "x"
               << info.height;
     if (pad.padded())
       std::cerr << ", padded by reflection to " << pad.padded_width << "x" << pad.padded_height << " (margin "
@@ -163,7 +199,7 @@ void run_smre(const SmreOptions& options, ToolContext& ctx, std::ostream& out) {
 
   std::ostringstream log;
   log << "frame,iteration,c1,c2,max_ratio,step,sweeps\n" << std::setprecision(8);
-  const bool print_reports = !ctx.quiet && frames == 1;
+  const bool print_reports = !ro.quiet && range.count() == 1;
   runner.on_report = [&](const ReportLine& r) {
     if (print_reports) std::cerr << format_report(r) << "\n";
     if (!log_path.empty())
@@ -183,8 +219,8 @@ void run_smre(const SmreOptions& options, ToolContext& ctx, std::ostream& out) {
     };
 
   const auto start = std::chrono::steady_clock::now();
-  Progress progress("smre", frames, ctx.quiet || frames == 1);
-  ChunkStream stream(*reader, range, runner.batch_frames());
+  Progress progress("smre", frames, ro.quiet || frames == 1);
+  ChunkStream stream(*reader, mine, runner.batch_frames());
   ChunkStream::Chunk chunk;
   std::vector<float> buffer, truth;
   std::vector<FrameOutcome> outcomes;
@@ -222,13 +258,35 @@ void run_smre(const SmreOptions& options, ToolContext& ctx, std::ostream& out) {
     if (frames == 1) outcomes = part;
   }
   progress.finish();
+  if (world.size > 1) {
+    const std::int64_t n = info.pixels_per_frame();
+    if (world.rank != 0)
+      send_spool(*writer, std::max<std::int64_t>(1, (std::int64_t{1} << 24) / n));  // 64 MB messages
+    else
+      for (int r = 1; r < world.size; ++r) receive_frames(r, *writer, n);
+    const double mine_stats[] = {static_cast<double>(iterations), static_cast<double>(converged), sigma_sum};
+    const auto all = mpi_gather(mine_stats);
+    if (world.rank != 0) {
+      mpi_finish();
+      return;
+    }
+    iterations = converged = 0;
+    sigma_sum = 0;
+    for (const auto& s : all) {
+      iterations += static_cast<std::int64_t>(s[0]);
+      converged += static_cast<std::int64_t>(s[1]);
+      sigma_sum += s[2];
+    }
+    frames = range.count();
+  }
   writer->close();
   if (simulated_writer) simulated_writer->close();
   if (!log_path.empty()) write_file_atomically(log_path, log.str());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   out << "smre: restored " << frames << " frame" << (frames == 1 ? "" : "s") << " in " << std::setprecision(3)
-      << seconds << " s (" << static_cast<double>(frames) / seconds << " frames/s) on " << runner.engine_name() << "\n";
+      << seconds << " s (" << static_cast<double>(frames) / seconds << " frames/s) on " << runner.engine_name()
+      << (world.size > 1 ? " (" + std::to_string(world.size) + " MPI ranks)" : "") << "\n";
   out << "  iterations: " << iterations << (frames > 1 ? " in all" : "") << ", " << converged << " of " << frames
       << " converged (tolerance " << settings.tolerance << ", cap " << settings.max_iterations << ")\n";
   out << "  noise sigma: " << sigma_sum / static_cast<double>(frames)
@@ -241,8 +299,9 @@ void run_smre(const SmreOptions& options, ToolContext& ctx, std::ostream& out) {
     out << "  quality |x - x*| / |I - x*|: " << std::setprecision(4) << quality_sum / static_cast<double>(frames)
         << (frames > 1 ? " (mean)" : "") << "\n";
   }
-  out << "  wrote " << output << "\n";
+  out << "  wrote " << output << (partial ? " (a part: merge with smre merge)" : "") << "\n";
   if (!log_path.empty()) out << "  convergence log: " << log_path << "\n";
+  mpi_finish();
 }
 
 }  // namespace nanoscopy

@@ -21,6 +21,7 @@ struct SmreOptions {
   bool print_weights = false;
   std::string size;           // --print-weights without an image: "WxH"
   double fwhm = 0;            // > 0: the PSF given as FWHM (px) instead of sigma
+  std::string partial;        // write --frames A:B as a part file (HDF5) for smre merge
 };
 
 void run_smre(const SmreOptions& options, ToolContext& ctx, std::ostream& out);

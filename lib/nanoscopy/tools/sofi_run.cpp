@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "nanoscopy/cluster/fingerprint.hpp"
 #include "nanoscopy/cluster/mpi.hpp"
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
@@ -42,56 +43,6 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& opti
     out.push_back(value);
   }
   return out;
-}
-
-// FNV-1a, 64 bit: a fingerprint, not a security measure.
-struct Fnv {
-  std::uint64_t h = 1469598103934665603ull;
-  void add(const void* data, std::size_t n) {
-    const auto* p = static_cast<const unsigned char*>(data);
-    for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  }
-  void add(const std::string& s) { add(s.data(), s.size()); }
-  void add(std::int64_t v) { add(&v, sizeof v); }
-  std::string hex() const {
-    std::ostringstream out;
-    out << std::hex << std::setw(16) << std::setfill('0') << h;
-    return out.str();
-  }
-};
-
-std::string stack_fingerprint(StackReader& reader) {
-  const StackInfo& info = reader.info();
-  Fnv f;
-  f.add(info.frames);
-  f.add(info.width);
-  f.add(info.height);
-  f.add(to_string(info.type));
-  std::vector<unsigned char> frame(static_cast<std::size_t>(info.bytes_per_frame()));
-  for (std::int64_t k : {std::int64_t{0}, info.frames / 2, info.frames - 1}) {
-    reader.read_raw(k, 1, frame.data());
-    f.add(frame.data(), frame.size());
-  }
-  return f.hex();
-}
-
-std::string file_hash(const std::string& path) {
-  if (path.empty()) return "none";
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  Fnv f;
-  f.add(text.str());
-  return f.hex();
-}
-
-// The device a rank uses: with several GPUs visible, rank r takes GPU (local rank mod count);
-// where the launcher gives each rank its own CUDA_VISIBLE_DEVICES, that is GPU 0.
-Device device_for_rank(Device device, const MpiWorld& world) {
-  if (device.kind != DeviceKind::cuda || world.size == 1 || device.gpus.size() != 1) return device;
-  const auto count = static_cast<int>(list_gpus().size());
-  if (count > 0) device.gpus = {world.local_rank % count};
-  return device;
 }
 
 int host_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
@@ -279,7 +230,7 @@ void run_sofi_cli(const SofiCliOptions& options, ToolContext& ctx, std::ostream&
     Fnv params;
     params.add(plan.describe());
     params.add(block);
-    params.add(file_hash(pre));
+    params.add(file_fingerprint(pre));
     part.parameter_fingerprint = params.hex();
     part.stack_name = std::filesystem::path(info.path).filename().string();
     part.options = plan_options;
@@ -304,11 +255,9 @@ void run_sofi_cli(const SofiCliOptions& options, ToolContext& ctx, std::ostream&
     // mpirun -n N: rank r sums frames [n r / N, n (r+1) / N) of the range; rank 0 merges and writes.
     if (split != "none") throw UsageError("mpirun", "--split runs in one process; start it without mpirun");
     const std::int64_t n = range.count();
-    if (world.size > n)
-      throw UsageError("mpirun", "rank " + std::to_string(n) + " and above have no frames: " +
-                                     std::to_string(world.size) + " ranks for " + std::to_string(n) + " frames");
+    const auto mine_range = rank_frames({0, n}, world);
     const FrameSequence sequence{range.first, 1, n};
-    const std::int64_t a = n * world.rank / world.size, b = n * (world.rank + 1) / world.size;
+    const std::int64_t a = mine_range.first, b = mine_range.last;
     auto engine = engine_for();
     const auto mine = pack_accumulation(run_sofi(plan, *engine, input_for(sequence, a, b, "sofi rank " +
                                                                                          std::to_string(world.rank))));
@@ -317,7 +266,7 @@ void run_sofi_cli(const SofiCliOptions& options, ToolContext& ctx, std::ostream&
       SofiAccumulation total;
       total.finished.reset(plan);
       for (std::size_t r = 0; r < all.size(); ++r)
-        merge_accumulation(total, unpack_accumulation(plan, all[r]), "rank " + std::to_string(r));
+        merge_accumulation(total, unpack_accumulation(plan, all[r]), rank_name(static_cast<int>(r)));
       close_open_blocks(plan, SofiBlocks{n, block}, total, "mpirun", host_threads());
       SofiImages images = finish_images(plan, total.finished);
       apply_post_smre(post, plan, images, device, ctx.quiet, out);

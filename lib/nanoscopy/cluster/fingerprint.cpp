@@ -1,0 +1,48 @@
+#include "nanoscopy/cluster/fingerprint.hpp"
+
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <vector>
+
+#include "nanoscopy/io/stack_reader.hpp"
+
+namespace nanoscopy {
+
+void Fnv::add(const void* data, std::size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < n; ++i) h_ = (h_ ^ p[i]) * 1099511628211ull;
+}
+
+std::string Fnv::hex() const {
+  std::ostringstream out;
+  out << std::hex << std::setw(16) << std::setfill('0') << h_;
+  return out.str();
+}
+
+std::string stack_fingerprint(StackReader& reader) {
+  const StackInfo& info = reader.info();
+  Fnv f;
+  f.add(info.frames);
+  f.add(info.width);
+  f.add(info.height);
+  f.add(to_string(info.type));
+  std::vector<unsigned char> frame(static_cast<std::size_t>(info.bytes_per_frame()));
+  for (std::int64_t k : {std::int64_t{0}, info.frames / 2, info.frames - 1}) {
+    reader.read_raw(k, 1, frame.data());
+    f.add(frame.data(), frame.size());
+  }
+  return f.hex();
+}
+
+std::string file_fingerprint(const std::string& path) {
+  if (path.empty()) return "none";
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  Fnv f;
+  f.add(text.str());
+  return f.hex();
+}
+
+}  // namespace nanoscopy

@@ -1,0 +1,64 @@
+#include "nanoscopy/tools/fit2d_output.hpp"
+
+#include <algorithm>
+#include <iomanip>
+#include <ostream>
+
+#include "nanoscopy/core/sibling_path.hpp"
+#include "nanoscopy/loc/drift.hpp"
+
+namespace nanoscopy {
+
+Fit2dOutput::Fit2dOutput(const std::string& output, const std::string& format, const LocWriterContext& context,
+                         bool track, const Params& p, const std::string& where)
+    : output_(output), pixel_size_nm_(context.camera.pixel_size_nm) {
+  writer_ = create_localization_writer(output, format, context);
+  if (!track) return;
+  TrackSettings ts;
+  ts.radius = p.get_real("Tracking/radius");
+  ts.max_gap = p.get_int("Tracking/max gap");
+  ts.min_length = p.get_int("Tracking/min length");
+  ts.min_presence = p.get_real("Tracking/min presence");
+  ts.validate("Tracking");
+  track_writer_ = create_marker_track_writer(sibling_path(output, "_tracks.csv"));
+  tracker_ = std::make_unique<FiducialTracker>(ts, context.frames, where, marker_track_sink(*track_writer_));
+}
+
+Fit2dOutput::~Fit2dOutput() = default;
+
+void Fit2dOutput::append(std::span<const Localization> locs) {
+  writer_->append(locs);
+  if (tracker_) tracker_->add(locs);
+  for (const auto& l : locs) precisions_nm_.add(l.lpx * pixel_size_nm_);
+}
+
+void Fit2dOutput::finish() {
+  if (tracker_) {
+    const DriftTrace drift = tracker_->finish();
+    write_picasso_drift(sibling_path(output_, "_drift.txt"), drift);
+    write_drift_csv(sibling_path(output_, "_drift.csv"), drift, pixel_size_nm_);
+    track_writer_->finish();
+    drift_files_ = sibling_path(output_, "_drift.txt") + ", " + sibling_path(output_, "_drift.csv") + ", " +
+                   sibling_path(output_, "_tracks.csv") + " (" + std::to_string(tracker_->summary().markers) +
+                   " markers)";
+  }
+  writer_->finish();
+}
+
+void print_fit2d_outputs(std::ostream& out, const Fit2dOutput& output, std::int64_t candidates, std::int64_t rejected,
+                         double median_precision_nm, double pixel_size_nm) {
+  const LocalizationWriter& writer = output.writer();
+  const auto& counts = writer.counts();
+  out << "  localizations:      " << counts.written << " written (" << candidates << " candidates, " << rejected
+      << " rejected by the filter";
+  if (counts.dropped() > 0) out << ", " << counts.dropped() << " dropped by " << loc_format_name(writer.format()) << "'s rules";
+  out << ")\n"
+      << "  median precision:   " << std::setprecision(3) << median_precision_nm << " nm (pixel size " << pixel_size_nm
+      << " nm)\n";
+  out << "  output:             ";
+  for (std::size_t i = 0; i < writer.files().size(); ++i) out << (i ? ", " : "") << writer.files()[i];
+  out << "\n";
+  if (!output.drift_files().empty()) out << "  drift:              " << output.drift_files() << "\n";
+}
+
+}  // namespace nanoscopy

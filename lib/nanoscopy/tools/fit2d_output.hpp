@@ -1,0 +1,52 @@
+// Where fit2d's localizations go, in frame order: the localization file and,
+// with --track, the fiducial tracker and its drift files. Shared by a single
+// run, rank 0 of an MPI run, and fit2d merge, so all three write the same files.
+#pragma once
+
+#include <iosfwd>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nanoscopy/io/table_writer.hpp"
+#include "nanoscopy/loc/loc_formats.hpp"
+#include "nanoscopy/loc/median_histogram.hpp"
+#include "nanoscopy/loc/track.hpp"
+#include "nanoscopy/params/params.hpp"
+
+namespace nanoscopy {
+
+class Fit2dOutput {
+ public:
+  // Opens the outputs (checking their directories) before any work. With `track`,
+  // the tracking parameters come from `p` and the drift files sit beside `output`.
+  Fit2dOutput(const std::string& output, const std::string& format, const LocWriterContext& context, bool track,
+              const Params& p, const std::string& where);
+  ~Fit2dOutput();
+
+  void append(std::span<const Localization> locs);
+  // Solves the drift (with --track), then commits every file.
+  void finish();
+
+  const LocalizationWriter& writer() const { return *writer_; }
+  // "a_drift.txt, a_drift.csv, a_tracks.csv (3 markers)", or "" without --track.
+  const std::string& drift_files() const { return drift_files_; }
+  // The median localization precision (lpx, nm) of the rows appended.
+  double median_precision_nm() const { return precisions_nm_.median(); }
+
+ private:
+  std::string output_;
+  double pixel_size_nm_;
+  std::unique_ptr<LocalizationWriter> writer_;
+  std::unique_ptr<TableWriter> track_writer_;
+  std::unique_ptr<FiducialTracker> tracker_;
+  std::string drift_files_;
+  MedianHistogram precisions_nm_;
+};
+
+// "  localizations: ... output: ..." lines of fit2d's summary, after the first line.
+void print_fit2d_outputs(std::ostream& out, const Fit2dOutput& output, std::int64_t candidates, std::int64_t rejected,
+                         double median_precision_nm, double pixel_size_nm);
+
+}  // namespace nanoscopy

@@ -1,0 +1,158 @@
+#include "nanoscopy/tools/fit2d_parts.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <utility>
+
+#include "nanoscopy/cluster/part_file.hpp"
+#include "nanoscopy/core/error.hpp"
+#include "nanoscopy/tools/fit2d_output.hpp"
+
+namespace nanoscopy {
+namespace {
+
+constexpr std::size_t kRow = 13;
+
+std::string exact(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", v);
+  return text;
+}
+
+}  // namespace
+
+std::vector<Column> fit2d_part_columns() {
+  std::vector<Column> columns;
+  for (const char* name : {"frame", "x", "y", "photons", "sx", "sy", "bg", "lpx", "lpy", "net_gradient", "chi2",
+                           "iterations", "status"})
+    columns.push_back({name, ColumnType::f64});
+  return columns;
+}
+
+void pack_localizations(std::span<const Localization> locs, std::vector<double>& out) {
+  for (const auto& l : locs)
+    out.insert(out.end(), {static_cast<double>(l.frame), l.x, l.y, l.photons, l.sigma, l.sigma, l.background, l.lpx,
+                           l.lpy, l.net_gradient, l.chi2, static_cast<double>(l.iterations),
+                           static_cast<double>(static_cast<int>(l.status))});
+}
+
+std::vector<Localization> unpack_localizations(std::span<const double> rows) {
+  std::vector<Localization> locs(rows.size() / kRow);
+  for (std::size_t i = 0; i < locs.size(); ++i) {
+    const double* v = rows.data() + i * kRow;
+    Localization& l = locs[i];
+    l.frame = static_cast<std::int64_t>(v[0]);
+    l.x = v[1];
+    l.y = v[2];
+    l.photons = v[3];
+    l.sigma = v[4];
+    l.background = v[6];
+    l.lpx = v[7];
+    l.lpy = v[8];
+    l.net_gradient = v[9];
+    l.chi2 = v[10];
+    l.iterations = static_cast<std::int32_t>(v[11]);
+    l.status = static_cast<FitStatus>(static_cast<int>(v[12]));
+  }
+  return locs;
+}
+
+TextAttributes writer_context_attributes(const LocWriterContext& c) {
+  nlohmann::json parameters = nlohmann::json::array();
+  for (const auto& [key, value] : c.parameters) parameters.push_back({key, value});
+  return {{"width", std::to_string(c.width)},
+          {"height", std::to_string(c.height)},
+          {"data_type", c.data_type},
+          {"baseline", exact(c.camera.baseline)},
+          {"sensitivity", exact(c.camera.sensitivity)},
+          {"gain", exact(c.camera.em_gain)},
+          {"qe", exact(c.camera.qe)},
+          {"pixel_size_nm", exact(c.camera.pixel_size_nm)},
+          {"version", c.version},
+          {"provenance", parameters.dump()}};
+}
+
+LocWriterContext writer_context_from(const PartFile& part) {
+  LocWriterContext c;
+  c.width = part.integer("width");
+  c.height = part.integer("height");
+  c.frames = part.origin.stack_frames;
+  c.data_type = part.text("data_type");
+  c.camera.baseline = part.real("baseline");
+  c.camera.sensitivity = part.real("sensitivity");
+  c.camera.em_gain = part.real("gain");
+  c.camera.qe = part.real("qe");
+  c.camera.pixel_size_nm = part.real("pixel_size_nm");
+  c.version = part.text("version");
+  try {
+    for (const auto& pair : nlohmann::json::parse(part.text("provenance")))
+      c.parameters.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<std::string>());
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(part.origin.path, "the provenance attribute is not a list of name/value pairs (damaged part file?)");
+  }
+  return c;
+}
+
+void run_fit2d_merge(const Fit2dMergeOptions& options, ToolContext& ctx, std::ostream& out) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<PartFile> parts;
+  std::vector<PartOrigin> origins;
+  for (const auto& path : options.parts) {
+    parts.push_back(read_part_file(path, kFit2dPartFormat, "fit2d --frames A:B --partial PART.h5"));
+    origins.push_back(parts.back().origin);
+  }
+  const auto order = arrange_parts(origins, options.series);
+  const std::int64_t frames = merged_frames(origins, order);
+
+  // The merged file describes the whole recording: the first part's movie and
+  // settings, with every frame (of every file, for --series).
+  const PartFile& first = parts[order.front().index];
+  LocWriterContext context = writer_context_from(first);
+  context.frames = frames;
+  if (options.series) {
+    std::string inputs;  // each stack's input, in order: a new offset starts a new stack
+    std::int64_t offset = -1;
+    for (const auto& placed : order)
+      if (std::exchange(offset, placed.offset) != placed.offset)
+        inputs += (inputs.empty() ? "" : ", ") + parts[placed.index].text("input");
+    for (auto& [key, value] : context.parameters)
+      if (key == "Input file") value = inputs;
+  }
+  for (const auto& part : parts)
+    if (part.integer("width") != context.width || part.integer("height") != context.height)
+      throw InputError(part.origin.path, "frames of " + std::to_string(part.integer("width")) + "x" +
+                                             std::to_string(part.integer("height")) + ", not " +
+                                             std::to_string(context.width) + "x" + std::to_string(context.height) +
+                                             " as in " + first.origin.path);
+  Fit2dOutput output(options.output, ctx.params.get_string("Output/format") == "auto" ? "" : ctx.params.get_string("Output/format"),
+                     context, options.track, ctx.params, options.output);
+
+  std::int64_t candidates = 0, rejected = 0;
+  for (const auto& placed : order) {
+    const PartFile& part = parts[placed.index];
+    LocReadOptions read;
+    read.format = "hdf5";
+    auto locs = read_localization_file(part.origin.path, read).locs;
+    for (auto& l : locs) {
+      if (l.frame < part.origin.begin || l.frame >= part.origin.end)
+        throw InputError(part.origin.path, "a localization in frame " + std::to_string(l.frame) +
+                                               ", outside the part's frames (damaged part file?)");
+      l.frame += placed.offset;
+    }
+    output.append(locs);
+    candidates += part.integer("candidates");
+    rejected += part.integer("rejected");
+  }
+  output.finish();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (ctx.quiet) return;
+  out << "fit2d merge: " << parts.size() << " parts, " << frames << " frames" << (options.series ? " (series)" : "")
+      << " in " << std::fixed << std::setprecision(2) << seconds << " s\n" << std::defaultfloat;
+  print_fit2d_outputs(out, output, candidates, rejected, output.median_precision_nm(),
+                      context.camera.pixel_size_nm);
+}
+
+}  // namespace nanoscopy
