@@ -108,13 +108,7 @@ CommandResult frc(const std::string& args) {
 }
 
 void check_one_line(const CommandResult& r, int code, const std::string& where, const std::string& what) {
-  INFO(r.output);
-  CHECK(r.signal == 0);
-  CHECK(r.exit_code == code);
-  CHECK(r.output.rfind("frc: error: ", 0) == 0);
-  CHECK(contains(r.output, where));
-  CHECK(contains(r.output, what));
-  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  check_one_line_error(r, "frc", code, where, what);
 }
 
 }  // namespace

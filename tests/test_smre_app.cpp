@@ -65,13 +65,7 @@ std::vector<float> read_all(const std::string& spec, StackInfo* info = nullptr) 
 }
 
 void check_one_line(const CommandResult& r, int code, const std::string& where, const std::string& what) {
-  INFO(r.output);
-  CHECK(r.signal == 0);
-  CHECK(r.exit_code == code);
-  CHECK(r.output.rfind("smre: error: ", 0) == 0);
-  CHECK(r.output.find(where) != std::string::npos);
-  CHECK(r.output.find(what) != std::string::npos);
-  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  check_one_line_error(r, "smre", code, where, what);
 }
 
 }  // namespace

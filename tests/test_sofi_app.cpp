@@ -197,5 +197,12 @@ TEST_CASE("bad sofi input: one line, a distinct exit code, no output") {
                              shell_quote(std::string(NANOSCOPY_SOURCE_DIR) + "/scripts/nanoscopy-submit");
   expect_one_line_error(run_command(submit + " sofi " + q(stack) + " -o " + q(dir / "c.tif") + " --chunks 301"), 2,
                         "301 chunks for 300 frames");
-  expect_one_line_error(run_command(submit + " fit2d " + q(stack) + " -o " + q(dir / "c.csv")), 2, "only 'sofi'");
+  expect_one_line_error(run_command(submit + " frc " + q(stack) + " -o " + q(dir / "c.csv")), 2,
+                        "TOOL is sofi, fit2d or smre");
+  expect_one_line_error(run_command(submit + " sofi --files " + q(stack) + " -o " + q(dir / "c.tif")), 2,
+                        "separate files do not");
+  fs::create_directories(dir / "c_sofi_parts");
+  write_file(dir / "c_sofi_parts" / "part-00000.h5", "stale");
+  expect_one_line_error(run_command(submit + " sofi " + q(stack) + " -o " + q(dir / "c.tif")), 2,
+                        "already holds part files");
 }

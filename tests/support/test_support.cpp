@@ -1,5 +1,7 @@
 #include "support/test_support.hpp"
 
+#include <algorithm>
+
 #include "nanoscopy/io/stack_reader.hpp"
 
 #include <sys/wait.h>
@@ -98,6 +100,17 @@ std::vector<std::uint16_t> simulated_movie_u16(const MovieSettings& settings) {
   std::vector<std::uint16_t> frames(static_cast<std::size_t>(settings.frames * settings.width * settings.height));
   reader->read_raw(0, settings.frames, frames.data());
   return frames;
+}
+
+void check_one_line_error(const CommandResult& r, const std::string& tool, int code, const std::string& where,
+                          const std::string& what) {
+  INFO(r.output);
+  CHECK(r.signal == 0);
+  CHECK(r.exit_code == code);
+  CHECK(r.output.rfind(tool + ": error: ", 0) == 0);
+  CHECK(contains(r.output, where));
+  CHECK(contains(r.output, what));
+  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
 }
 
 }  // namespace nanoscopy::test

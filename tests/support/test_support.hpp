@@ -88,6 +88,11 @@ class GlobalLocale {
 
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// A tool's answer to bad input: exit `code`, not a signal, and exactly one line
+// "<tool>: error: ..." that contains `where` (the file or option) and `what`.
+void check_one_line_error(const CommandResult& r, const std::string& tool, int code, const std::string& where,
+                          const std::string& what);
+
 // Writes `bytes` to a file (for fixtures such as truncated or fake files).
 void write_file(const std::filesystem::path& path, const std::string& bytes);
 std::string read_file(const std::filesystem::path& path);
