@@ -2,7 +2,6 @@
 #include <iostream>
 
 #include "nanoscopy/cli/tool_app.hpp"
-#include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/tools/fit2d_parts.hpp"
 #include "nanoscopy/tools/fit2d_run.hpp"
 #include "nanoscopy/tools/schemas.hpp"
@@ -65,15 +64,9 @@ int main(int argc, char** argv) {
       "  fit2d s.tif --frames 0:5000 --partial p0.h5 ; fit2d merge p*.h5 -o locs.csv   the same rows, in parts\n"
       "  mpirun -n 4 fit2d s.tif -o locs.csv              four ranks, rank 0 writes\n"
       "  scripts/nanoscopy-submit fit2d s.tif -o locs.csv --chunks 16   a SLURM job array and a merge job");
-  std::string count_stack;
-  auto* frames_cmd = cli.add_subcommand("frames", "Print the number of frames of a stack (for job scripts)");
-  frames_cmd->add_option("stack", count_stack, "Input stack")->required()->type_name("STACK");
+  app.add_frames_command();
   return app.run(argc, argv, [&](ToolContext& ctx) {
     if (*merge_cmd) return run_fit2d_merge(merge, ctx, std::cout);
-    if (*frames_cmd) {
-      std::cout << open_stack(count_stack)->info().frames << "\n";
-      return;
-    }
     run_fit2d(o, ctx, std::cout);
   });
 }

@@ -2,7 +2,6 @@
 #include <iostream>
 
 #include "nanoscopy/cli/tool_app.hpp"
-#include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/params/tool_schemas.hpp"
 #include "nanoscopy/tools/smre_parts.hpp"
 #include "nanoscopy/tools/smre_run.hpp"
@@ -69,15 +68,9 @@ int main(int argc, char** argv) {
       "  smre --params params/smre.prm image.tif            # the paper's listing (simulate = true there)\n"
       "  smre --icd s.tif --frames 0:500 --partial p0.h5 ; smre merge p*.h5 -o s_smre.tif   the same stack, in parts\n"
       "  mpirun -n 4 smre --icd s.tif -o s_smre.tif        four ranks split the frames, rank 0 writes");
-  std::string count_stack;
-  auto* frames_cmd = app.cli().add_subcommand("frames", "Print the number of frames of a stack (for job scripts)");
-  frames_cmd->add_option("stack", count_stack, "Input stack")->required()->type_name("STACK");
+  app.add_frames_command();
   return app.run(argc, argv, [&](ToolContext& ctx) {
     if (*merge_cmd) return run_smre_merge(merge, ctx, std::cout);
-    if (*frames_cmd) {
-      std::cout << open_stack(count_stack)->info().frames << "\n";
-      return;
-    }
     run_smre(options, ctx, std::cout);
   });
 }

@@ -2,8 +2,6 @@
 #include <iostream>
 
 #include "nanoscopy/cli/tool_app.hpp"
-#include "nanoscopy/core/error.hpp"
-#include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/tools/schemas.hpp"
 #include "nanoscopy/tools/sofi_run.hpp"
 
@@ -39,9 +37,7 @@ int main(int argc, char** argv) {
   merge_cmd->add_option("parts", merge.parts, "Partial files, in any order")->required()->type_name("PARTS");
   merge_cmd->add_option("-o,--output", merge.output, "Output image (.tif or .h5)")->required()->type_name("OUT");
 
-  std::string count_stack;
-  auto* frames_cmd = cli.add_subcommand("frames", "Print the number of frames of a stack (for job scripts)");
-  frames_cmd->add_option("stack", count_stack, "Input stack")->required()->type_name("STACK");
+  app.add_frames_command();
 
   app.set_footer(
       "Examples:\n"
@@ -57,10 +53,6 @@ int main(int argc, char** argv) {
       "a gap.");
   return app.run(argc, argv, [&](ToolContext& ctx) {
     if (*merge_cmd) return run_sofi_merge(merge, ctx, std::cout);
-    if (*frames_cmd) {
-      std::cout << open_stack(count_stack)->info().frames << "\n";
-      return;
-    }
     run_sofi_cli(options, ctx, std::cout);
   });
 }

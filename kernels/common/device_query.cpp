@@ -2,6 +2,8 @@
 
 #include <cuda_runtime.h>
 
+#include <string>
+
 namespace nanoscopy::cuda {
 
 std::vector<GpuInfo> query_gpus(std::string* why_none) {
@@ -13,6 +15,7 @@ std::vector<GpuInfo> query_gpus(std::string* why_none) {
     cudaGetLastError();  // clear the sticky-free error so later calls are not confused
     return gpus;
   }
+  std::string unusable;  // why a GPU that is there cannot be used (busy, exclusive, broken)
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
@@ -23,14 +26,26 @@ std::vector<GpuInfo> query_gpus(std::string* why_none) {
     g.cc_minor = prop.minor;
     g.total_memory = prop.totalGlobalMem;
     g.multiprocessors = prop.multiProcessorCount;
+    // A context must come up on it: an exclusive-process GPU in use elsewhere,
+    // or one in a bad state, is listed but cannot be used.
     int previous = 0;
     cudaGetDevice(&previous);
-    if (cudaSetDevice(i) == cudaSuccess) {
-      std::size_t free_b = 0, total_b = 0;
-      if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) g.free_memory = free_b;
-      cudaSetDevice(previous);
+    std::size_t free_b = 0, total_b = 0;
+    cudaError_t probe = cudaSetDevice(i);
+    if (probe == cudaSuccess) probe = cudaMemGetInfo(&free_b, &total_b);
+    cudaSetDevice(previous);
+    if (probe != cudaSuccess) {
+      unusable = "GPU " + std::to_string(i) + " (" + prop.name + "): " + cudaGetErrorName(probe) + ": " +
+                 cudaGetErrorString(probe);
+      cudaGetLastError();
+      continue;
     }
+    g.free_memory = free_b;
     gpus.push_back(g);
+  }
+  if (gpus.empty() && !unusable.empty()) {
+    if (why_none) *why_none = unusable;
+    return gpus;
   }
   if (gpus.empty() && why_none) *why_none = "no CUDA device is visible";
   return gpus;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "common/cuda_check.hpp"
 #include "common/owners.hpp"
@@ -11,6 +12,7 @@
 #include "fit/fit_plan.hpp"
 #include "loc/detect_plan.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/fault_injection.hpp"
 #include "nanoscopy/loc/detect.hpp"
 
 namespace nanoscopy::cuda {
@@ -140,15 +142,44 @@ namespace {
 class CudaChunkLocalizer final : public ChunkLocalizer {
  public:
   CudaChunkLocalizer(int device, const DetectSettings& detect, const FitSettings& fit) : plan_(device, detect, fit) {}
+
+  // A chunk larger than the device's free memory is localized in pieces (halved
+  // until they fit; the size that fitted is kept for the chunks after it), not failed.
   void localize(const ChunkPixels& chunk, std::vector<Candidate>& candidates, std::vector<RoiOrigin>& origins,
                 std::vector<FitResult>& fits) override {
-    plan_.localize(chunk, candidates, origins, fits);
+    inject_device_fault(chunk.first_frame, chunk.count, plan_.device());
+    candidates.clear();
+    origins.clear();
+    fits.clear();
+    const std::size_t frame_bytes =
+        static_cast<std::size_t>(chunk.width) * static_cast<std::size_t>(chunk.height) * bytes_per_pixel(chunk.type);
+    for (std::int64_t done = 0; done < chunk.count;) {
+      ChunkPixels piece = chunk;
+      piece.pixels = static_cast<const unsigned char*>(chunk.pixels) + static_cast<std::size_t>(done) * frame_bytes;
+      piece.first_frame = chunk.first_frame + done;
+      piece.count = std::min(chunk.count - done, max_frames_);
+      try {
+        plan_.localize(piece, piece_candidates_, piece_origins_, piece_fits_);
+      } catch (const DeviceMemoryError&) {
+        if (piece.count == 1) throw;
+        max_frames_ = piece.count / 2;
+        continue;
+      }
+      candidates.insert(candidates.end(), piece_candidates_.begin(), piece_candidates_.end());
+      origins.insert(origins.end(), piece_origins_.begin(), piece_origins_.end());
+      fits.insert(fits.end(), piece_fits_.begin(), piece_fits_.end());
+      done += piece.count;
+    }
   }
   HostBuffer allocate_host(std::size_t bytes) override { return plan_.allocate_host(bytes); }
   std::string name() const override { return "cuda:" + std::to_string(plan_.device()); }
 
  private:
   LocalizePlan plan_;
+  std::int64_t max_frames_ = std::numeric_limits<std::int64_t>::max();
+  std::vector<Candidate> piece_candidates_;
+  std::vector<RoiOrigin> piece_origins_;
+  std::vector<FitResult> piece_fits_;
 };
 
 }  // namespace

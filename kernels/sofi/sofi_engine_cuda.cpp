@@ -25,6 +25,7 @@
 #include "common/cuda_check.hpp"
 #include "common/owners.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/fault_injection.hpp"
 #include "sofi/sofi_kernels.hpp"
 
 namespace nanoscopy::cuda {
@@ -234,6 +235,7 @@ class CudaSofiEngine final : public SofiEngine {
 
   void accumulate(const SofiChunk& chunk) override {
     if (chunk.count > chunk_) throw std::logic_error("sofi chunk larger than the engine's capacity");
+    inject_device_fault(chunk.first, chunk.count, gpu_);
     if (chunk.type != PixelType::u16 && chunk.type != PixelType::f32)
       throw std::logic_error("sofi engines take uint16 or float32 frames");
     if (chunk.count <= 0) return;

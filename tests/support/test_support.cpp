@@ -1,6 +1,7 @@
 #include "support/test_support.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "nanoscopy/io/stack_reader.hpp"
 
@@ -76,7 +77,11 @@ bool python_available() {
   return ok;
 }
 
-std::string app_path(const std::string& app) { return std::string(NANOSCOPY_APPS_DIR) + "/" + app + "/" + app; }
+// NANOSCOPY_TEST_BIN=DIR: the programs are DIR/<app> (a device bundle's bin/).
+std::string app_path(const std::string& app) {
+  if (const char* bin = std::getenv("NANOSCOPY_TEST_BIN"); bin && *bin) return std::string(bin) + "/" + app;
+  return std::string(NANOSCOPY_APPS_DIR) + "/" + app + "/" + app;
+}
 
 fs::path peer_file(const std::string& name) { return fs::path(NANOSCOPY_SHARED_DIR) / "data" / "peers" / name; }
 

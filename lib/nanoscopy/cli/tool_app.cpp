@@ -9,6 +9,7 @@
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/progress.hpp"
+#include "nanoscopy/io/stack_reader.hpp"
 
 namespace nanoscopy {
 
@@ -69,6 +70,11 @@ CLI::Option* ToolApp::bind_flag(const std::string& flags, const std::string& pat
   return option;
 }
 
+void ToolApp::add_frames_command() {
+  frames_command_ = app_.add_subcommand("frames", "Print the number of frames of a stack (for job scripts)");
+  frames_command_->add_option("stack", frames_stack_, "Input stack")->required()->type_name("STACK");
+}
+
 int ToolApp::run(int argc, char** argv, const std::function<void(ToolContext&)>& body) {
   install_interrupt_cleanup();
   if (uses_frames_)
@@ -90,6 +96,10 @@ int ToolApp::run(int argc, char** argv, const std::function<void(ToolContext&)>&
 
   try {
     set_quiet(quiet_);
+    if (frames_command_ && *frames_command_) {
+      std::cout << open_stack(frames_stack_)->info().frames << "\n";
+      return 0;
+    }
     if (app_.count("--print-params") > 0 && !print_params_.empty() && print_params_ != "prm" && print_params_ != "json")
       throw UsageError("--print-params", "format must be prm or json, not '" + print_params_ + "'");
     Params params = params_file_.empty() ? schema_.defaults() : schema_.resolve(load_param_file(params_file_));

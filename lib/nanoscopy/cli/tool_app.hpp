@@ -47,6 +47,9 @@ class ToolApp {
   // Whether the tool uses frames/devices (bench, frc on images may not).
   void without_frames() { uses_frames_ = false; }
 
+  // `TOOL frames STACK`: prints the stack's frame count (for job scripts) and exits.
+  void add_frames_command();
+
  private:
   struct Binding {
     CLI::Option* option;
@@ -65,6 +68,8 @@ class ToolApp {
   std::string frames_;
   bool quiet_ = false;
   bool uses_frames_ = true;
+  CLI::App* frames_command_ = nullptr;
+  std::string frames_stack_;
 };
 
 // "<tool> (nanoscopy) 0.1.0, commit abc123, CUDA backend: yes"

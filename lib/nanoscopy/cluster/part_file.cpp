@@ -95,4 +95,16 @@ PartFile read_part_file(const std::string& path, const std::string& format, cons
   return part;
 }
 
+MergeParts read_merge_parts(const std::vector<std::string>& paths, const std::string& format, const std::string& how,
+                            bool series) {
+  MergeParts m;
+  for (const auto& path : paths) {
+    m.parts.push_back(read_part_file(path, format, how));
+    m.origins.push_back(m.parts.back().origin);
+  }
+  m.order = arrange_parts(m.origins, series);
+  m.frames = merged_frames(m.origins, m.order);
+  return m;
+}
+
 }  // namespace nanoscopy

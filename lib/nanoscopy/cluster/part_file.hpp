@@ -11,6 +11,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "nanoscopy/cluster/part_ranges.hpp"
 #include "nanoscopy/io/text_attributes.hpp"
@@ -32,5 +33,16 @@ struct PartFile {
 // InputError naming `path`: no such file, not HDF5, or not a part of `format`
 // (the message says which command writes one: `how`).
 PartFile read_part_file(const std::string& path, const std::string& format, const std::string& how);
+
+// The parts a merge was given, read and put in output order (arrange_parts).
+struct MergeParts {
+  std::vector<PartFile> parts;
+  std::vector<PartOrigin> origins;     // parts[i].origin
+  std::vector<PartPlacement> order;    // output order
+  std::int64_t frames = 0;             // of the merged output
+  const PartFile& first() const { return parts[order.front().index]; }
+};
+MergeParts read_merge_parts(const std::vector<std::string>& paths, const std::string& format, const std::string& how,
+                            bool series);
 
 }  // namespace nanoscopy

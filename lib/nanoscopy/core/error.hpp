@@ -2,6 +2,7 @@
 // prints `<tool>: error: <where>: <what>` and exits with exit_code(kind).
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -52,5 +53,22 @@ struct OutputError : Error {
 struct DeviceError : Error {
   DeviceError(std::string where, const std::string& what) : Error(ErrorKind::device, std::move(where), what) {}
 };
+// A device allocation failed: the work may fit in smaller pieces.
+struct DeviceMemoryError : DeviceError {
+  using DeviceError::DeviceError;
+};
+
+// Runs `work`; a DeviceError escaping it also names frames [first, first + count)
+// in its `where` ("cuda:0, frames 1200:1456"), so a failure mid-run says which
+// frames were on the device.
+template <typename Work>
+void on_frames(std::int64_t first, std::int64_t count, Work&& work) {
+  try {
+    work();
+  } catch (const DeviceError& e) {
+    if (e.where().find(", frames ") != std::string::npos) throw;
+    throw DeviceError(e.where() + ", frames " + std::to_string(first) + ":" + std::to_string(first + count), e.what());
+  }
+}
 
 }  // namespace nanoscopy

@@ -20,7 +20,7 @@ struct ImageMeta {
   double pixel_size_nm = 0.0;   // 0: unknown (not written)
   std::string software;         // e.g. "nanoscopy smre 0.1.0"
   std::string dataset = "data"; // HDF5 only
-  TextAttributes root_attributes;  // HDF5 only: on the root group (a TIFF writer refuses them)
+  TextAttributes root_attributes = {};  // HDF5 only: on the root group (a TIFF writer refuses them)
 };
 
 class ImageWriter {

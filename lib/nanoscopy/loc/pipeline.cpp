@@ -128,8 +128,10 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
     }
     try {
       Chunk& c = *item;
-      localizer->localize(ChunkPixels{c.pixels.get(), chunk_type, c.first, c.count, width, height}, candidates,
-                          origins, fits);
+      on_frames(c.first, c.count, [&] {
+        localizer->localize(ChunkPixels{c.pixels.get(), chunk_type, c.first, c.count, width, height}, candidates,
+                            origins, fits);
+      });
       summary.candidates += static_cast<std::int64_t>(candidates.size());
       accepted.clear();
       for (std::size_t k = 0; k < candidates.size(); ++k) {

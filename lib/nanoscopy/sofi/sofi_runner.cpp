@@ -97,9 +97,12 @@ SofiAccumulation run_sofi(const SofiPlan& plan, SofiEngine& engine, const SofiRu
       const std::int64_t count = load_end - c;
       void* buffer = engine.input_buffer();
       read_frames(in, c, count, type, buffer);
-      if (in.filter) in.filter(std::span<float>(static_cast<float*>(buffer), static_cast<std::size_t>(count * plan.pixels())),
-                               count, in.sequence.frame(c));
-      engine.accumulate({type, c, count, tuple_end, c + n});
+      on_frames(in.sequence.frame(c), count, [&] {
+        if (in.filter)
+          in.filter(std::span<float>(static_cast<float*>(buffer), static_cast<std::size_t>(count * plan.pixels())), count,
+                    in.sequence.frame(c));
+        engine.accumulate({type, c, count, tuple_end, c + n});
+      });
       frames += n;
       tuples += std::max<std::int64_t>(tuple_end - c, 0);
       c += n;

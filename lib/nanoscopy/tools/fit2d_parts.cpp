@@ -98,18 +98,15 @@ LocWriterContext writer_context_from(const PartFile& part) {
 
 void run_fit2d_merge(const Fit2dMergeOptions& options, ToolContext& ctx, std::ostream& out) {
   const auto start = std::chrono::steady_clock::now();
-  std::vector<PartFile> parts;
-  std::vector<PartOrigin> origins;
-  for (const auto& path : options.parts) {
-    parts.push_back(read_part_file(path, kFit2dPartFormat, "fit2d --frames A:B --partial PART.h5"));
-    origins.push_back(parts.back().origin);
-  }
-  const auto order = arrange_parts(origins, options.series);
-  const std::int64_t frames = merged_frames(origins, order);
+  const MergeParts merge =
+      read_merge_parts(options.parts, kFit2dPartFormat, "fit2d --frames A:B --partial PART.h5", options.series);
+  const auto& parts = merge.parts;
+  const auto& order = merge.order;
+  const std::int64_t frames = merge.frames;
 
   // The merged file describes the whole recording: the first part's movie and
   // settings, with every frame (of every file, for --series).
-  const PartFile& first = parts[order.front().index];
+  const PartFile& first = merge.first();
   LocWriterContext context = writer_context_from(first);
   context.frames = frames;
   if (options.series) {

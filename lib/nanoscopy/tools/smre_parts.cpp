@@ -77,14 +77,11 @@ void receive_frames(int source, ImageWriter& writer, std::int64_t pixels_per_fra
 
 void run_smre_merge(const SmreMergeOptions& options, ToolContext& ctx, std::ostream& out) {
   const auto start = std::chrono::steady_clock::now();
-  std::vector<PartFile> parts;
-  std::vector<PartOrigin> origins;
-  for (const auto& path : options.parts) {
-    parts.push_back(read_part_file(path, kSmrePartFormat, "smre --frames A:B --partial PART.h5"));
-    origins.push_back(parts.back().origin);
-  }
-  const auto order = arrange_parts(origins, options.series);
-  const std::int64_t frames = merged_frames(origins, order);
+  const MergeParts merge =
+      read_merge_parts(options.parts, kSmrePartFormat, "smre --frames A:B --partial PART.h5", options.series);
+  const auto& parts = merge.parts;
+  const auto& order = merge.order;
+  const std::int64_t frames = merge.frames;
   std::vector<std::unique_ptr<StackReader>> readers(parts.size());
   for (std::size_t i = 0; i < parts.size(); ++i) readers[i] = open_stack(parts[i].origin.path + ":/data");
   const StackInfo& first = readers[order.front().index]->info();

@@ -239,7 +239,8 @@ void run_smre(const SmreOptions& options, ToolContext& ctx, std::ostream& out) {
       simulated_writer->write(buffer.data(), chunk.count);
     }
     const std::vector<float> measured = simulate ? buffer : std::vector<float>{};
-    auto part = runner.run(buffer, chunk.first);
+    std::vector<FrameOutcome> part;
+    on_frames(chunk.first, chunk.count, [&] { part = runner.run(buffer, chunk.first); });
     writer->write(buffer.data(), chunk.count);
     for (std::size_t f = 0; f < part.size(); ++f) {
       const FrameOutcome& o = part[f];

@@ -1,0 +1,117 @@
+// The GPU failure paths on a real device: a chunk larger than the free device
+// memory is localized in pieces (not failed) with the same results; a device
+// error mid-run (injected with NANOSCOPY_INJECT_DEVICE_FAULT) ends fit2d and
+// sofi with one line naming the frames, exit code 5 and no output; --device auto
+// with no usable GPU says so once and runs on the CPU.
+#include <doctest/doctest.h>
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/loc/chunk_localizer.hpp"
+#include "nanoscopy/sim/movie.hpp"
+#include "support/test_support.hpp"
+
+using namespace nanoscopy;
+using namespace nanoscopy::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Found {
+  std::vector<Candidate> candidates;
+  std::vector<RoiOrigin> origins;
+  std::vector<FitResult> fits;
+};
+
+// Holds all but `leave` bytes of the GPU's free memory while it lives.
+class MemoryHog {
+ public:
+  explicit MemoryHog(std::size_t leave) {
+    std::size_t free = 0, total = 0;
+    REQUIRE(cudaMemGetInfo(&free, &total) == cudaSuccess);
+    REQUIRE(free > leave);
+    REQUIRE(cudaMalloc(&ptr_, free - leave) == cudaSuccess);
+  }
+  ~MemoryHog() { cudaFree(ptr_); }
+
+ private:
+  void* ptr_ = nullptr;
+};
+
+std::string q(const fs::path& p) { return shell_quote(p.string()); }
+
+}  // namespace
+
+TEST_CASE("a chunk larger than the free device memory is localized in pieces, with the same results") {
+  MovieSettings m;
+  m.frames = 3000;
+  m.width = 128;
+  m.height = 128;
+  m.emitters = 40;
+  m.on_fraction = 0.2;
+  m.seed = 4;
+  const std::vector<std::uint16_t> movie = simulated_movie_u16(m);  // 98 MB
+  const ChunkPixels chunk{movie.data(), PixelType::u16, 0, m.frames, m.width, m.height};
+  const Device gpu = select_device(DeviceRequest::parse("cuda"), true);
+  Found whole, pieces;
+  {
+    auto localizer = make_chunk_localizer(gpu, DetectSettings{}, FitSettings{});
+    localizer->localize(chunk, whole.candidates, whole.origins, whole.fits);
+  }
+  {
+    auto localizer = make_chunk_localizer(gpu, DetectSettings{}, FitSettings{});
+    const MemoryHog hog(std::size_t{48} << 20);  // 48 MB left: the chunk alone is 98 MB
+    localizer->localize(chunk, pieces.candidates, pieces.origins, pieces.fits);
+  }
+  REQUIRE(whole.candidates.size() > 1000);
+  REQUIRE(pieces.candidates.size() == whole.candidates.size());
+  std::size_t agree = 0;
+  for (std::size_t k = 0; k < whole.candidates.size(); ++k) {
+    CHECK(pieces.candidates[k].frame == whole.candidates[k].frame);
+    CHECK(pieces.origins[k].x0 == whole.origins[k].x0);
+    CHECK(pieces.origins[k].y0 == whole.origins[k].y0);
+    const FitResult &a = whole.fits[k], &b = pieces.fits[k];
+    if (a.status == b.status && std::abs(a.x - b.x) <= 1e-3 && std::abs(a.y - b.y) <= 1e-3) ++agree;
+  }
+  CHECK(static_cast<double>(agree) >= 0.999 * static_cast<double>(whole.candidates.size()));
+}
+
+TEST_CASE("a device error mid-run names the frames, exits 5 and leaves no output; auto falls back to the CPU once") {
+  TempDir dir;
+  const fs::path stack = dir / "m.tif";
+  auto r = run_command(shell_quote(app_path("bench")) + " simulate movie -o " + q(stack) + " --frames 1200 --width 64 --height 64");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  const std::string fault = "NANOSCOPY_INJECT_DEVICE_FAULT=700 ";
+  r = run_command(fault + shell_quote(app_path("fit2d")) + " " + q(stack) + " --quiet --device cuda:0 -o " +
+                  q(dir / "locs.csv"));
+  check_one_line_error(r, "fit2d", 5, "frames 512:768", "injected device fault at frame 700");
+  CHECK_FALSE(fs::exists(dir / "locs.csv"));
+  r = run_command(fault + shell_quote(app_path("sofi")) + " " + q(stack) + " --quiet --device cuda:0 --block 400 -o " +
+                  q(dir / "s.tif"));
+  check_one_line_error(r, "sofi", 5, "frames ", "injected device fault at frame 700");
+  CHECK_FALSE(fs::exists(dir / "s.tif"));
+  for (const auto& entry : fs::directory_iterator(dir.path()))  // no temporary files left either
+    CHECK(entry.path().filename().string().find(".part-") == std::string::npos);
+
+  // No usable GPU: auto says so once and runs on the CPU; cuda is refused.
+  r = run_command("CUDA_VISIBLE_DEVICES= " + shell_quote(app_path("sofi")) + " " + q(stack) + " --device auto --orders 2 -o " +
+                  q(dir / "cpu.tif") + " 2>&1 >/dev/null");
+  CHECK_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(std::count(r.output.begin(), r.output.end(), '\n') >= 1);
+  std::size_t notes = 0;
+  for (std::size_t at = r.output.find("note: the GPU cannot be used"); at != std::string::npos;
+       at = r.output.find("note: the GPU cannot be used", at + 1))
+    ++notes;
+  CHECK_MESSAGE(notes == 1, r.output);
+  CHECK(fs::exists(dir / "cpu.tif"));
+  r = run_command("CUDA_VISIBLE_DEVICES= " + shell_quote(app_path("sofi")) + " " + q(stack) + " --device cuda --quiet -o " +
+                  q(dir / "gpu.tif"));
+  check_one_line_error(r, "sofi", 5, "--device cuda", "no usable GPU");
+}
