@@ -10,6 +10,7 @@ if(NANOSCOPY_WERROR)
 endif()
 if(NANOSCOPY_SANITIZE)
   target_compile_options(nanoscopy_warnings INTERFACE
-    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer>)
-  target_link_options(nanoscopy_warnings INTERFACE -fsanitize=address,undefined)
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer>)
+  # The apps and tests link through nanoscopy::core, whose PUBLIC link carries this.
+  target_link_options(nanoscopy_warnings INTERFACE -fsanitize=address,undefined -fno-sanitize-recover=undefined)
 endif()

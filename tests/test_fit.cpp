@@ -393,16 +393,16 @@ TEST_CASE("degenerate ROIs end with a status, never a crash or a NaN reported as
   SUBCASE("spot far outside: only a tail and noise in the ROI") {
     SpotRecipe tail;
     tail.signal = 4000;
-    tail.width = 23;
+    tail.width = 27;  // wide enough that columns 18..26 hold the 9-wide ROI
     tail.height = 9;
     tail.centre_sd = 0;
-    const auto big = simulate_spots(tail, 50, 8);  // centre at (11, 4) of a 23-wide ROI
+    const auto big = simulate_spots(tail, 50, 8);  // centre at (13, 4) of a 27-wide ROI
     int left = 0;
     for (std::int64_t k = 0; k < big.count; ++k) {
       std::vector<float> g(w * h);
       for (int r = 0; r < h; ++r)
         for (int c = 0; c < w; ++c)
-          g[r * w + c] = big.pixels[k * 23 * 9 + r * 23 + (c + 16)];  // x = c + 16 → centre −5
+          g[r * w + c] = big.pixels[k * 27 * 9 + r * 27 + (c + 18)];  // x = c + 18 → centre −5
       const auto res = fit_one(g, w, h);
       check_flagged(res);
       if (res.status == FitStatus::left_roi) ++left;

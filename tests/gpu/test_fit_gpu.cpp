@@ -21,6 +21,7 @@
 #include "fit/fit_plan.hpp"
 #define NANOSCOPY_TEST_FIT_DEVICE_ENTRY 1
 #endif
+#include "support/test_support.hpp"
 
 using namespace nanoscopy;
 
@@ -105,6 +106,7 @@ TEST_CASE("CUDA fits equal the CPU reference: sizes, shapes, pixel types, both m
     for (const Shape& shape : shapes) {
       for (std::int64_t count : counts) {
         if (model == ShapeModel::integrated && count == 100000 && shape.w * shape.h > 200) continue;
+        if (nanoscopy::test::gpu_sanitizer_run() && count > 1000) continue;
         SpotRecipe recipe;
         recipe.width = shape.w;
         recipe.height = shape.h;
@@ -262,7 +264,8 @@ TEST_CASE("CUDA: the device-data entry point gives the host entry's results; 0 f
 TEST_CASE("cuda:all splits a batch over every GPU and gives the single-GPU results") {
   SpotRecipe recipe;
   recipe.width = recipe.height = 9;
-  const std::int64_t count = 100000;  // large enough to be split (one part per 16,384 fits at most)
+  // large enough to be split (one part per 16,384 fits at most)
+  const std::int64_t count = nanoscopy::test::gpu_sanitizer_run() ? 20000 : 100000;
   const auto spots = simulate_spots(recipe, count, 77);
   FitSettings st;
   const Device all = select_device(DeviceRequest::parse("cuda:all"), true);

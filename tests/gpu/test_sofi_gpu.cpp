@@ -30,6 +30,7 @@
 #if NANOSCOPY_HAVE_CUDA
 #include "sofi/sofi_engine_cuda.hpp"
 #endif
+#include "support/test_support.hpp"
 
 using namespace nanoscopy;
 
@@ -289,7 +290,7 @@ TEST_CASE("CUDA SOFI timing" * doctest::skip()) {
     const SofiPlan plan = make_sofi_plan(w, h, auto_options(orders));
 #if NANOSCOPY_HAVE_CUDA
     {
-      const std::int64_t frames = 4000;
+      const std::int64_t frames = nanoscopy::test::gpu_sanitizer_run() ? 200 : 4000;
       std::int64_t bytes = 0;
       const double s = cuda::time_device_resident_sofi(dev.gpus.front(), plan, frames, 10, &bytes);
       MESSAGE(plan.describe() << ": device-resident " << static_cast<double>(frames) / s << " frames/s, "

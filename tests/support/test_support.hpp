@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <cstdint>
+#include <cstdlib>
 #include <locale>
 #include <vector>
 
@@ -87,6 +88,11 @@ class GlobalLocale {
 };
 
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Under compute-sanitizer (scripts/gpu-checks sets NANOSCOPY_GPU_SANITIZER=1)
+// the GPU tests use their small sizes only: every kernel and path still runs,
+// in the minutes the checkers allow.
+inline bool gpu_sanitizer_run() { return std::getenv("NANOSCOPY_GPU_SANITIZER") != nullptr; }
 
 // A tool's answer to bad input: exit `code`, not a signal, and exactly one line
 // "<tool>: error: ..." that contains `where` (the file or option) and `what`.

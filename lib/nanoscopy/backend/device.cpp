@@ -59,7 +59,7 @@ Device select_device(const DeviceRequest& request, bool quiet) {
       throw DeviceError("--device " + request.to_string(), "no usable GPU: " + why);
     // Say so when a GPU is there but cannot be used (driver too old, busy, broken);
     // a machine without an NVIDIA driver simply has no GPU to talk about.
-    if (!quiet && cuda_compiled() && std::filesystem::exists("/proc/driver/nvidia"))
+    if (!quiet && cuda_compiled() && (cuda_driver_version() > 0 || std::filesystem::exists("/proc/driver/nvidia")))
       std::fprintf(stderr, "note: the GPU cannot be used (%s); running on the CPU\n", why.c_str());
     return cpu;
   }

@@ -12,6 +12,16 @@
 #include "nanoscopy/io/stack_reader.hpp"
 
 namespace nanoscopy {
+namespace {
+
+// Errors are one line, whatever a library put into the message.
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  return text;
+}
+
+}  // namespace
 
 std::string version_line(const std::string& tool) {
   return tool + " (nanoscopy) " NANOSCOPY_VERSION ", commit " NANOSCOPY_GIT_COMMIT ", CUDA backend: " +
@@ -20,7 +30,8 @@ std::string version_line(const std::string& tool) {
 
 std::string exit_code_help() {
   return "Exit codes: 0 success, 1 other failure, 2 usage or parameter error, 3 bad input,\n"
-         "4 output cannot be written, 5 GPU error. Errors are one line: <tool>: error: <where>: <what>.";
+         "4 output cannot be written, 5 GPU error, 130/143 interrupted (SIGINT/SIGTERM; temporary outputs removed).\n"
+         "Errors are one line: <tool>: error: <where>: <what>.";
 }
 
 ToolApp::ToolApp(std::string tool, std::string description, const Schema& schema)
@@ -76,7 +87,7 @@ void ToolApp::add_frames_command() {
 }
 
 int ToolApp::run(int argc, char** argv, const std::function<void(ToolContext&)>& body) {
-  install_interrupt_cleanup();
+  install_interrupt_cleanup(tool_);  // SIGINT/SIGTERM: remove temporary outputs, exit 130/143
   if (uses_frames_)
     app_.add_option("--frames", frames_, "Frames A:B to process (end exclusive, negative from the end), e.g. 0:1000")
         ->type_name("A:B");
@@ -118,13 +129,13 @@ int ToolApp::run(int argc, char** argv, const std::function<void(ToolContext&)>&
     body(context);
     return 0;
   } catch (const Error& e) {
-    std::fprintf(stderr, "%s: error: %s\n", tool_.c_str(), e.message().c_str());
+    std::fprintf(stderr, "%s: error: %s\n", tool_.c_str(), one_line(e.message()).c_str());
     return exit_code(e.kind());
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "%s: error: out of memory\n", tool_.c_str());
     return exit_code(ErrorKind::other);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", tool_.c_str(), e.what());
+    std::fprintf(stderr, "%s: error: %s\n", tool_.c_str(), one_line(e.what()).c_str());
     return exit_code(ErrorKind::other);
   }
 }

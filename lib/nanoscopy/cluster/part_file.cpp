@@ -11,12 +11,16 @@ namespace {
 
 namespace h5 = detail::h5;
 
-// Every string attribute of the root group.
+// Every string attribute of the root group that holds one string (H5Aread
+// would write all the strings of a larger one).
 herr_t collect(hid_t location, const char* name, const H5A_info_t*, void* data) {
   auto& out = *static_cast<std::map<std::string, std::string>*>(data);
   h5::Id attr = h5::attribute(H5Aopen(location, name, H5P_DEFAULT));
   h5::Id stored = h5::type(H5Aget_type(attr.get()));
-  if (!attr.valid() || !stored.valid() || H5Tget_class(stored.get()) != H5T_STRING) return 0;
+  h5::Id space = h5::space(H5Aget_space(attr.get()));
+  if (!attr.valid() || !stored.valid() || H5Tget_class(stored.get()) != H5T_STRING || !space.valid() ||
+      H5Sget_simple_extent_npoints(space.get()) != 1)
+    return 0;
   h5::Id type = h5::type(H5Tcopy(H5T_C_S1));
   H5Tset_size(type.get(), H5T_VARIABLE);
   H5Tset_cset(type.get(), H5T_CSET_UTF8);

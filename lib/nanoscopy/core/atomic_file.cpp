@@ -5,6 +5,7 @@
 
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <fstream>
@@ -14,44 +15,62 @@
 namespace nanoscopy {
 namespace {
 
-// Pending temporary names, readable from a signal handler: fixed slots with an
-// atomic "in use" flag; the path bytes are written before the flag is set.
+// Pending temporary names, readable from a signal handler: fixed slots, each
+// free, claimed (its path being copied) or ready (the handler may unlink it).
+enum SlotState : int { kFree = 0, kClaimed = 1, kReady = 2 };
 constexpr int kSlots = 64;
 constexpr std::size_t kPathMax = 4096;
-std::array<std::atomic<bool>, kSlots> g_in_use{};
+static_assert(std::atomic<int>::is_always_lock_free, "the interrupt handler needs lock-free atomics");
+std::array<std::atomic<int>, kSlots> g_state{};
 std::array<std::array<char, kPathMax>, kSlots> g_paths{};
+// "<tool>: interrupted\n", written by the handler with write(2).
+std::array<char, 128> g_message{};
+std::size_t g_message_length = 0;
 
 int register_temp(const std::string& path) {
   if (path.size() >= kPathMax) return -1;
   for (int i = 0; i < kSlots; ++i) {
-    bool expected = false;
-    if (g_in_use[i].load() || !g_in_use[i].compare_exchange_strong(expected, true)) continue;
-    g_in_use[i].store(false);
+    int expected = kFree;
+    if (!g_state[i].compare_exchange_strong(expected, kClaimed)) continue;
     std::memcpy(g_paths[i].data(), path.c_str(), path.size() + 1);
-    g_in_use[i].store(true);
+    g_state[i].store(kReady);
     return i;
   }
   return -1;
 }
 
 void unregister_temp(int slot) {
-  if (slot >= 0) g_in_use[slot].store(false);
+  if (slot >= 0) g_state[slot].store(kFree);
 }
 
-extern "C" void cleanup_and_reraise(int sig) {
+// Async-signal-safe: unlink, write and _exit only; no allocation, no locks.
+extern "C" void cleanup_and_exit(int sig) {
   for (int i = 0; i < kSlots; ++i)
-    if (g_in_use[i].load()) ::unlink(g_paths[i].data());
-  std::signal(sig, SIG_DFL);
-  std::raise(sig);
+    if (g_state[i].load() == kReady) ::unlink(g_paths[i].data());
+  if (g_message_length > 0) {
+    const ssize_t written = ::write(STDERR_FILENO, g_message.data(), g_message_length);
+    (void)written;
+  }
+  ::_exit(128 + sig);
 }
 
 std::string describe_errno(int err) { return std::strerror(err); }
 
 }  // namespace
 
-void install_interrupt_cleanup() {
-  std::signal(SIGINT, cleanup_and_reraise);
-  std::signal(SIGTERM, cleanup_and_reraise);
+void install_interrupt_cleanup(const std::string& tool) {
+  // On a terminal the ^C echo (or a progress bar) ends the line; in a log the message is a line of its own.
+  std::string message = (::isatty(STDERR_FILENO) ? "\n" : "") + (tool.empty() ? std::string("nanoscopy") : tool);
+  message = message.substr(0, g_message.size() - 16) + ": interrupted\n";
+  std::memcpy(g_message.data(), message.data(), message.size());
+  g_message_length = message.size();
+  struct sigaction action {};
+  action.sa_handler = cleanup_and_exit;
+  sigemptyset(&action.sa_mask);
+  sigaddset(&action.sa_mask, SIGINT);
+  sigaddset(&action.sa_mask, SIGTERM);
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
 }
 
 AtomicOutput::AtomicOutput(std::filesystem::path final_path) : final_(std::move(final_path)) {
@@ -59,11 +78,16 @@ AtomicOutput::AtomicOutput(std::filesystem::path final_path) : final_(std::move(
   const fs::path dir = final_.has_parent_path() ? final_.parent_path() : fs::path(".");
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
-    throw OutputError(final_.string(), "output directory " + dir.string() + " does not exist");
+    throw OutputError(final_.string(), fs::exists(dir, ec) ? dir.string() + " is not a directory"
+                                                           : "output directory " + dir.string() + " does not exist");
   if (::access(dir.c_str(), W_OK) != 0)
     throw OutputError(final_.string(), "output directory " + dir.string() + " is not writable");
-  if (fs::is_directory(final_, ec))
+  const fs::file_status existing = fs::status(final_, ec);  // follows a symbolic link to its target
+  if (fs::is_directory(existing))
     throw OutputError(final_.string(), "is a directory, expected a file name");
+  // The rename would replace a device (/dev/null, /dev/full), a pipe or a socket with a regular file.
+  if (fs::exists(existing) && !fs::is_regular_file(existing))
+    throw OutputError(final_.string(), "is not a regular file (a device, pipe or socket): name a file to write");
   temp_ = dir / ("." + final_.filename().string() + ".part-" + std::to_string(::getpid()));
   slot_ = register_temp(temp_.string());
 }
@@ -80,9 +104,10 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
   AtomicOutput file(path);
   {
     std::ofstream out(file.temp_path(), std::ios::binary);
+    if (!out) throw OutputError(path.string(), "cannot create " + file.temp_path().string() + ": " + describe_errno(errno));
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
     out.flush();
-    if (!out) throw OutputError(path.string(), "write failed (disk full?)");
+    if (!out) throw OutputError(path.string(), "write failed: " + describe_errno(errno));
   }
   file.commit();
 }
@@ -98,6 +123,8 @@ void AtomicOutput::commit() {
   if (std::rename(temp_.c_str(), final_.c_str()) != 0)
     throw OutputError(final_.string(), "could not rename the finished output into place: " + describe_errno(errno));
   committed_ = true;
+  unregister_temp(slot_);  // the temporary name is gone: an interrupt has nothing left to remove
+  slot_ = -1;
 }
 
 }  // namespace nanoscopy

@@ -10,8 +10,10 @@ namespace nanoscopy {
 
 class AtomicOutput {
  public:
-  // Checks that the target's directory exists and is writable (OutputError
-  // naming the path otherwise) and reserves a temporary name beside it.
+  // Checks that the target's directory exists and is writable and that the
+  // target is not a directory or a device (OutputError naming the path
+  // otherwise), and reserves a temporary name beside it, registered for the
+  // interrupt handler until commit() or destruction.
   explicit AtomicOutput(std::filesystem::path final_path);
   ~AtomicOutput();  // removes the temporary file unless commit() succeeded
   AtomicOutput(const AtomicOutput&) = delete;
@@ -35,7 +37,8 @@ class AtomicOutput {
 void write_file_atomically(const std::filesystem::path& path, const std::string& text);
 
 // Installs SIGINT/SIGTERM handlers that delete every pending temporary output
-// and then die by the signal as usual. Called by every app's main.
-void install_interrupt_cleanup();
+// (outputs already renamed into place stay), print "<tool>: interrupted" and
+// exit with 128 + the signal (130, 143). Installed by ToolApp::run.
+void install_interrupt_cleanup(const std::string& tool);
 
 }  // namespace nanoscopy

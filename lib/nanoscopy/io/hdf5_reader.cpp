@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -353,6 +354,12 @@ std::unique_ptr<StackReader> open_hdf5(const std::string& path, const std::strin
   for (int i = 0; i < rank; ++i)
     if (dims[static_cast<std::size_t>(i)] == 0)
       throw InputError(path, "dataset " + name + " is empty (" + described + ")");
+  // Frame sizes in bytes must fit in int64 (StackInfo), like those of every format.
+  constexpr auto kMax = static_cast<hsize_t>(std::numeric_limits<std::int64_t>::max());
+  const hsize_t frame_height = dims[static_cast<std::size_t>(rank - 2)], frame_width = dims[static_cast<std::size_t>(rank - 1)];
+  if (dims[0] > kMax || frame_width > kMax / frame_height ||
+      frame_width * frame_height > kMax / bytes_per_pixel(choice.type))
+    throw InputError(path, "dataset " + name + " is too large (" + described + ")");
   check_filters(path, name, data.get());
 
   StackInfo info;

@@ -22,6 +22,15 @@ void silence_errors() {
 std::string last_error() {
   std::string message;
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, keep_innermost, &message);
+  // I/O failures span lines ("file write failed: time = ...\n, filename = ..., errno = 28, error message =
+  // 'No space left on device', buf = ..."): keep what failed and the system's words. Errors are one line.
+  const std::string key = "error message = '";
+  if (const auto at = message.find(key); at != std::string::npos) {
+    const auto begin = at + key.size(), end = message.find('\'', begin);
+    message = message.substr(0, message.find(':')) + ": " + message.substr(begin, end == std::string::npos ? end : end - begin);
+  }
+  for (char& c : message)
+    if (c == '\n' || c == '\r') c = ' ';
   return message;
 }
 
@@ -96,6 +105,18 @@ bool write_attributes(hid_t object, const std::vector<std::pair<std::string, std
   for (const auto& [name, value] : attributes)
     if (!write_attribute(object, name.c_str(), value)) return false;
   return true;
+}
+
+bool stores_its_data(hid_t dataset) {
+  Id space_id = space(H5Dget_space(dataset));
+  Id type_id = type(H5Dget_type(dataset));
+  Id dcpl = plist(H5Dget_create_plist(dataset));
+  if (!space_id.valid() || !type_id.valid() || !dcpl.valid()) return false;
+  const hssize_t n = H5Sget_simple_extent_npoints(space_id.get());
+  if (n <= 0) return n == 0;
+  const double declared = static_cast<double>(n) * static_cast<double>(H5Tget_size(type_id.get()));
+  const double stored = static_cast<double>(H5Dget_storage_size(dataset));
+  return declared <= stored * (H5Pget_nfilters(dcpl.get()) > 0 ? 1100.0 : 1.0);
 }
 
 Id read_access_plist() {

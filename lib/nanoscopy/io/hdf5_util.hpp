@@ -95,6 +95,12 @@ bool write_attribute(hid_t object, const char* name, const std::string& value); 
 // Each pair as a string attribute; false on the first failure.
 bool write_attributes(hid_t object, const std::vector<std::pair<std::string, std::string>>& attributes);
 
+// False when `dataset` holds fewer bytes than its shape and type declare, beyond
+// what compression (deflate: ~1000:1) could explain: a damaged file, or one that
+// only declares a size, whose reading would make up fill values. Readers that
+// allocate the whole dataset ask this first.
+bool stores_its_data(hid_t dataset);
+
 // File-access properties for reading: file locks are kept, but a file system
 // without lock support (some NFS and Lustre mounts) no longer makes every open
 // fail with "unable to lock file".

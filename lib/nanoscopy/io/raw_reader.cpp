@@ -17,6 +17,7 @@
 
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/formats.hpp"
+#include "nanoscopy/io/yaml_documents.hpp"
 
 namespace nanoscopy::detail {
 namespace {
@@ -38,7 +39,7 @@ std::optional<PixelType> numpy_type(const std::string& name) {
 YAML::Node movie_document(const std::string& yaml_path) {
   std::vector<YAML::Node> documents;
   try {
-    documents = YAML::LoadAllFromFile(yaml_path);
+    documents = load_yaml_documents(yaml_path);
   } catch (const YAML::BadFile&) {
     throw InputError(yaml_path, "cannot read the .yaml that describes the .raw movie");
   } catch (const YAML::Exception& e) {

@@ -571,7 +571,14 @@ class TiffStackReader final : public StackReader {
   // Offset of the page's pixels when they can be preaded as is, else
   // kNoDirectData. Also checks that every strip/tile lies inside the file.
   u64 locate_data(const Page& pg, u64 page) {
-    const u64 row_bytes = pg.width * (pg.bits / 8);
+    // A frame's size must fit in 64 bits (signed, as StackInfo holds it), or every
+    // size below wraps around (found by tests/fuzz).
+    u64 row_bytes = 0, frame_bytes = 0;
+    if (__builtin_mul_overflow(pg.width, pg.bits / 8, &row_bytes) ||
+        __builtin_mul_overflow(row_bytes, pg.height, &frame_bytes) ||
+        frame_bytes > static_cast<u64>(std::numeric_limits<std::int64_t>::max()))
+      fail("page " + std::to_string(page) + ": a " + std::to_string(pg.width) + "x" + std::to_string(pg.height) +
+           " image is too large to address; the file is corrupt");
     const bool plain_strips = pg.compression == 1 && !pg.tiled && pg.samples == 1 && pg.bits % 8 == 0;
     if (plain_strips && pg.offsets->count == 1) {
       const u64 offset = scalar(*pg.offsets, page, "StripOffsets");
@@ -776,6 +783,12 @@ class TiffStackReader final : public StackReader {
       TIFFGetField(t, TIFFTAG_TILEWIDTH, &tw);
       TIFFGetField(t, TIFFTAG_TILELENGTH, &th);
       if (tw == 0 || th == 0) fail(where + ": tiles of size 0");
+      // Tiles may overhang the image, but a tile far larger than the image is
+      // corrupt, and would be allocated in full (found by tests/fuzz).
+      const auto limit = [](u64 side) { return std::max<u64>((side + 15) / 16 * 16, 4096); };
+      if (tw > limit(w) || th > limit(h))
+        fail(where + ": tiles of " + std::to_string(tw) + "x" + std::to_string(th) + " for a " + std::to_string(w) +
+             "x" + std::to_string(h) + " image; the file is corrupt");
       const tmsize_t tile_size = TIFFTileSize(t);
       if (tile_size <= 0 || static_cast<u64>(tile_size) < u64{tw} * th * bpp)
         fail(where + ": libtiff reports an invalid tile size: " + messages_.last_error);

@@ -13,6 +13,7 @@
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/hdf5_util.hpp"
 #include "nanoscopy/io/table_writer.hpp"
+#include "nanoscopy/io/yaml_documents.hpp"
 #include "nanoscopy/loc/loc_formats.hpp"
 
 namespace nanoscopy::detail {
@@ -225,7 +226,7 @@ void read_picasso_yaml(const std::string& yaml_path, LocalizationFile& file) {
   if (!fs::exists(yaml_path, ec)) return;
   std::vector<YAML::Node> documents;
   try {
-    documents = YAML::LoadAllFromFile(yaml_path);
+    documents = detail::load_yaml_documents(yaml_path);
   } catch (const YAML::BadFile&) {
     throw InputError(yaml_path, "cannot read the localization metadata");
   } catch (const YAML::Exception& e) {
@@ -234,9 +235,13 @@ void read_picasso_yaml(const std::string& yaml_path, LocalizationFile& file) {
   if (documents.empty() || !documents.front().IsMap())
     throw InputError(yaml_path, "the first YAML document must be a map with Width, Height and Frames");
   const YAML::Node& movie = documents.front();
-  file.width = static_cast<std::int64_t>(positive_number(movie["Width"]));
-  file.height = static_cast<std::int64_t>(positive_number(movie["Height"]));
-  file.frames = static_cast<std::int64_t>(positive_number(movie["Frames"]));
+  const auto count = [](const YAML::Node& node) {  // 0 unless a positive number that fits
+    const double v = positive_number(node);
+    return v <= 9.0e15 ? static_cast<std::int64_t>(v) : std::int64_t{0};
+  };
+  file.width = count(movie["Width"]);
+  file.height = count(movie["Height"]);
+  file.frames = count(movie["Frames"]);
   // The latest processing step's Pixelsize wins (Picasso Localize writes it in its own document).
   for (auto it = documents.rbegin(); it != documents.rend() && file.pixel_size_nm == 0; ++it)
     if (it->IsMap()) file.pixel_size_nm = positive_number((*it)["Pixelsize"]);
@@ -305,6 +310,9 @@ LocalizationFile read_picasso_hdf5(const std::string& path, double pixel_size_nm
     for (int k : {fFrame, fX, fY})
       if (!present[k]) throw InputError(path, std::string("/locs has no '") + names[k] + "' field");
 
+    if (!h5::stores_its_data(dataset.get()))
+      throw InputError(path, "/locs declares " + std::to_string(rows) +
+                                 " rows but the file does not hold them (damaged or truncated file?)");
     file.locs.resize(static_cast<std::size_t>(rows));
     constexpr hsize_t kBlockRows = 1 << 16;
     std::vector<double> block(static_cast<std::size_t>(std::min<hsize_t>(rows, kBlockRows)) * fCount);
@@ -335,7 +343,12 @@ LocalizationFile read_picasso_hdf5(const std::string& path, double pixel_size_nm
         if (present[fLpy]) l.lpy = v[fLpy];
         if (present[fNetGradient]) l.net_gradient = v[fNetGradient];
         if (present[fChi2]) l.chi2 = v[fChi2];
-        if (present[fIterations]) l.iterations = static_cast<std::int32_t>(v[fIterations]);
+        if (present[fIterations]) {
+          const double it = v[fIterations];
+          if (!(it >= -2147483648.0 && it <= 2147483647.0) || it != std::floor(it))
+            throw InputError(path, "/locs row " + row + ": iterations " + number_text(it) + " is not a whole number");
+          l.iterations = static_cast<std::int32_t>(it);
+        }
         l.status = FitStatus::converged_min_delta;
         if (present[fStatus]) {
           const double st = v[fStatus];

@@ -64,11 +64,32 @@ std::string choices_text(const ParamSpec& spec) {
   return text;
 }
 
+// Well-formed UTF-8 (no stray, overlong or surrogate sequences): the JSON
+// listing and the provenance could not hold anything else unchanged.
+bool valid_utf8(const std::string& text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    const std::size_t n = lead < 0x80 ? 0 : (lead & 0xE0) == 0xC0 ? 1 : (lead & 0xF0) == 0xE0 ? 2 : (lead & 0xF8) == 0xF0 ? 3 : 4;
+    if (n == 4 || text.size() - i <= n) return false;
+    std::uint32_t code = n == 0 ? lead : lead & (0x3Fu >> n);
+    for (std::size_t k = 1; k <= n; ++k) {
+      const auto c = static_cast<unsigned char>(text[i + k]);
+      if ((c & 0xC0) != 0x80) return false;
+      code = (code << 6) | (c & 0x3Fu);
+    }
+    constexpr std::uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
+    if (code < kMin[n] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
+    i += n + 1;
+  }
+  return true;
+}
+
 bool valid_string(const std::string& text) {
   for (char c : text) {
     const auto u = static_cast<unsigned char>(c);
     if (c == '#' || u < 0x20 || u == 0x7f) return false;
   }
+  if (!valid_utf8(text)) return false;
   if (!text.empty() && (is_space(text.front()) || is_space(text.back()) || text.back() == '\\')) return false;
   return true;
 }
@@ -98,7 +119,7 @@ std::string expectation(const ParamSpec& spec) {
     case ParamType::real:
       return "expected a finite number" + range_text(spec);
     case ParamType::string:
-      return "expected text without '#', control characters, surrounding spaces or a trailing '\\'";
+      return "expected UTF-8 text without '#', control characters, surrounding spaces or a trailing '\\'";
     case ParamType::choice:
       return "expected one of: " + choices_text(spec);
   }

@@ -58,7 +58,7 @@ enum class ParamType { boolean, integer, real, string, choice };
 //   boolean  true/false, yes/no, on/off, 1/0 (case-insensitive); held as true/false
 //   integer  optional sign and decimal digits, within int64
 //   real     a finite decimal number (1, -2.5, 1e-3); inf and nan are rejected
-//   string   any text without '#', control characters, surrounding spaces or a
+//   string   any UTF-8 text without '#', control characters, surrounding spaces or a
 //            trailing '\' (so that every value can be written back to a .prm file)
 //   choice   one of `choices` (case-insensitive); held in the schema's spelling
 struct ParamSpec {

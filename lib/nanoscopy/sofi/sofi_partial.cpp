@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <sstream>
@@ -18,11 +19,18 @@ namespace {
 namespace h5 = detail::h5;
 constexpr const char* kFormat = "nanoscopy sofi partial 1";
 
-std::vector<int> split_ints(const std::string& s) {
+// "2,3,4" (join_ints); InputError naming `where` for anything else.
+std::vector<int> split_ints(const std::string& s, const std::string& where) {
   std::vector<int> out;
   std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) out.push_back(std::stoi(item));
+  for (std::string item; std::getline(in, item, ',');) {
+    if (item.empty()) continue;
+    int v = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (ec != std::errc() || end != item.data() + item.size())
+      throw InputError(where, "'" + s + "' is not a list of whole numbers (damaged partial file?)");
+    out.push_back(v);
+  }
   return out;
 }
 
@@ -90,19 +98,36 @@ class Reader {
     h5::Id space = h5::space(H5Dget_space(d.get()));
     if (static_cast<std::size_t>(H5Sget_simple_extent_npoints(space.get())) != expected)
       throw InputError(where_, "dataset '" + name + "' has the wrong size (damaged partial file?)");
+    if (!h5::stores_its_data(d.get()))
+      throw InputError(where_, "dataset '" + name + "' is not stored in full (damaged partial file?)");
     std::vector<T> out(expected);
     const hid_t mem_type = std::is_same_v<T, float> ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
     if (H5Dread(d.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0) bad(name);
     return out;
+  }
+  // The frame size, from the attributes, must be that of a frame stored in full.
+  void frame_shape(hid_t parent, const std::string& name, std::int64_t height, std::int64_t width) {
+    h5::Id d = h5::dataset(H5Dopen2(parent, name.c_str(), H5P_DEFAULT));
+    if (!d.valid()) bad(name);
+    h5::Id space = h5::space(H5Dget_space(d.get()));
+    hsize_t dims[2] = {};
+    if (!space.valid() || H5Sget_simple_extent_ndims(space.get()) != 2 ||
+        H5Sget_simple_extent_dims(space.get(), dims, nullptr) != 2 || static_cast<std::int64_t>(dims[0]) != height ||
+        static_cast<std::int64_t>(dims[1]) != width || height < 1 || width < 1 || !h5::stores_its_data(d.get()))
+      throw InputError(where_, "its frame size (" + std::to_string(width) + "x" + std::to_string(height) +
+                                   ") is not that of '" + name + "' (damaged partial file?)");
   }
   [[noreturn]] void bad(const std::string& what) {
     throw InputError(where_, "not a complete sofi partial file ('" + what + "' missing or unreadable)");
   }
 
  private:
+  // Every attribute read holds one value: H5Aread would write all of a larger one.
   h5::Id open_attr(hid_t obj, const char* name) {
     h5::Id a = h5::attribute(H5Aopen(obj, name, H5P_DEFAULT));
     if (!a.valid()) bad(name);
+    h5::Id space = h5::space(H5Aget_space(a.get()));
+    if (!space.valid() || H5Sget_simple_extent_npoints(space.get()) != 1) bad(name);
     return a;
   }
   std::string where_;
@@ -174,8 +199,8 @@ SofiPartial read_sofi_partial(const std::string& path) {
   p.stack_fingerprint = r.text(f, "stack_fingerprint");
   p.parameter_fingerprint = r.text(f, "parameter_fingerprint");
   p.stack_name = r.text(f, "stack");
-  p.options.orders = split_ints(r.text(f, "orders"));
-  p.options.lags = split_ints(r.text(f, "lags"));
+  p.options.orders = split_ints(r.text(f, "orders"), path);
+  p.options.lags = split_ints(r.text(f, "lags"), path);
   p.options.cross = r.integer(f, "cross") != 0;
   p.options.moments = r.integer(f, "moments") != 0;
   p.options.psf_sigma = r.real(f, "psf_sigma");
@@ -186,11 +211,20 @@ SofiPartial read_sofi_partial(const std::string& path) {
   p.width = r.integer(f, "width");
   p.height = r.integer(f, "height");
   p.pixel_size_nm = r.real(f, "pixel_size_nm");
+  // Every size below follows from these: check them before anything is allocated.
+  if (p.sequence.first < 0 || p.sequence.step < 1 || p.block < 2 || p.sequence.count < p.block ||
+      p.sequence.count > std::int64_t{9'000'000'000'000'000} || !(0 <= p.begin && p.begin < p.end && p.end <= p.sequence.count))
+    throw InputError(path, "its frame sequence, block or range make no sense (damaged partial file?)");
+  r.frame_shape(f, "finished/frame_sum", p.height, p.width);
   const SofiPlan plan = make_sofi_plan(p.width, p.height, p.options);
   auto& fin = p.acc.finished;
   fin.reset(plan);
   fin.blocks = r.integer(f, "finished_blocks");
   fin.frames = r.integer(f, "finished_frames");
+  const SofiBlocks blocks{p.sequence.count, p.block};
+  if (fin.blocks < 0 || fin.blocks > blocks.count() || fin.frames < 0 || fin.frames > p.sequence.count)
+    throw InputError(path, "it counts " + std::to_string(fin.blocks) + " finished blocks of " +
+                               std::to_string(fin.frames) + " frames (damaged partial file?)");
   for (std::size_t i = 0; i < fin.planes.size(); ++i)
     fin.planes[i] = r.data<double>(f, "finished/plane" + std::to_string(i), fin.planes[i].size());
   const std::size_t pixels = static_cast<std::size_t>(plan.pixels());
@@ -211,6 +245,10 @@ SofiPartial read_sofi_partial(const std::string& path) {
       b.block = r.integer(d.get(), "block");
       b.frames = r.integer(d.get(), "frames");
       b.tuples = r.integer(d.get(), "tuples");
+      if (b.block < 0 || b.block >= blocks.count() || b.frames < 0 || b.tuples < 0 || b.tuples > b.frames ||
+          b.frames > blocks.end(b.block) - blocks.begin(b.block))
+        throw InputError(path, "open block " + std::to_string(b.block) + " (" + std::to_string(b.frames) +
+                                   " frames) does not fit its sequence (damaged partial file?)");
       p.acc.open.push_back(std::move(b));
     }
   }

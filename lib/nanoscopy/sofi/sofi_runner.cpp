@@ -1,6 +1,7 @@
 #include "nanoscopy/sofi/sofi_runner.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <thread>
 
@@ -66,6 +67,19 @@ void read_frames(const SofiRunInput& in, std::int64_t c, std::int64_t count, Pix
   }
 }
 
+// A NaN or an infinite pixel would spread through every cumulant of its pixel:
+// refuse it, naming the frame (as smre does). Integer stacks cannot hold one.
+void check_finite(const SofiRunInput& in, std::int64_t c, std::int64_t count, const float* frames) {
+  const StackInfo& info = in.reader->info();
+  if (info.type != PixelType::f32 && info.type != PixelType::f64) return;
+  const auto pixels = static_cast<std::size_t>(info.pixels_per_frame());
+  for (std::int64_t j = 0; j < count; ++j) {
+    const float* frame = frames + static_cast<std::size_t>(j) * pixels;
+    if (!std::all_of(frame, frame + pixels, [](float v) { return std::isfinite(v); }))
+      throw InputError(info.path + " frame " + std::to_string(in.sequence.frame(c + j)), "has NaN or infinite pixels");
+  }
+}
+
 }  // namespace
 
 SofiAccumulation run_sofi(const SofiPlan& plan, SofiEngine& engine, const SofiRunInput& in) {
@@ -88,6 +102,7 @@ SofiAccumulation run_sofi(const SofiPlan& plan, SofiEngine& engine, const SofiRu
     if (lo >= sum_hi) continue;
     const std::int64_t tuple_hi = std::min(in.end, b1 - plan.max_lag);
     in.reader->read_float(in.sequence.frame(b0), 1, shift.data());  // the raw first frame, even with a filter
+    check_finite(in, b0, 1, shift.data());
     engine.start_block(shift);
     std::int64_t frames = 0, tuples = 0;
     for (std::int64_t c = lo; c < sum_hi;) {
@@ -97,6 +112,7 @@ SofiAccumulation run_sofi(const SofiPlan& plan, SofiEngine& engine, const SofiRu
       const std::int64_t count = load_end - c;
       void* buffer = engine.input_buffer();
       read_frames(in, c, count, type, buffer);
+      if (type == PixelType::f32) check_finite(in, c, count, static_cast<const float*>(buffer));
       on_frames(in.sequence.frame(c), count, [&] {
         if (in.filter)
           in.filter(std::span<float>(static_cast<float*>(buffer), static_cast<std::size_t>(count * plan.pixels())), count,

@@ -272,6 +272,7 @@ void run_smre_bench(const SmreBenchOptions& o, std::uint64_t seed, bool quiet, s
   if (!o.truth.empty()) truth = load_truth(o.truth);
   else if (fs::exists(kCamera)) truth = load_truth(kCamera);
   else truth = synthetic_truth(512);
+  if (!o.json.empty()) AtomicOutput check(o.json);  // fail before measuring
   json doc{{"benchmark", "smre"}, {"version", NANOSCOPY_VERSION}, {"commit", NANOSCOPY_GIT_COMMIT},
            {"date", utc_now()},  {"machine", machine_info()},  {"truth", truth.name}};
   out << "# bench smre (" << truth.name << ")\n";

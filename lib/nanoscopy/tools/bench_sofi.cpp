@@ -315,6 +315,8 @@ void add_sofi_bench_options(CLI::App& cmd, SofiBenchOptions& o) {
 
 void run_sofi_bench(const SofiBenchOptions& o, std::uint64_t seed, int repeats, bool quiet, std::ostream& out) {
   const auto devices = bench_devices(o.devices);
+  if (!o.smre_params.empty()) (void)smre_options(o, 1.0);  // a bad file fails now, not after the simulation
+  if (!o.json.empty()) AtomicOutput check(o.json);
   const fs::path dir = o.dir.empty() ? fs::temp_directory_path() : fs::path(o.dir);
   json result{{"bench", "sofi"}, {"machine", machine_info()}, {"time", utc_now()}, {"seed", seed}};
   if (!o.skip_quality) {

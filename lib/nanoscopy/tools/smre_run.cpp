@@ -91,6 +91,8 @@ std::string format_report(const ReportLine& r) {
 void run_smre(const SmreOptions& options, ToolContext& ctx, std::ostream& out) {
   const Params& p = ctx.params;
   SmreSettings settings = smre_settings_from(p);
+  if (!(options.fwhm >= 0))  // not given: 0
+    throw UsageError("--fwhm", "the PSF's full width at half maximum must be > 0 px, not " + std::to_string(options.fwhm));
   if (options.fwhm > 0) {
     if (p.source("input data/sigma").file != "default")
       throw UsageError("--fwhm", "give the PSF width once: --psf (sigma) or --fwhm, not both");
@@ -165,6 +167,7 @@ void run_smre(const SmreOptions& options, ToolContext& ctx, std::ostream& out) {
   meta.pixel_size_nm = info.pixel_size_nm;
   meta.software = std::string("nanoscopy smre ") + NANOSCOPY_VERSION;
   // Outputs are opened (and their directories checked) before any work.
+  if (!log_path.empty()) AtomicOutput check(log_path);  // the log is written last: fail now, not after the work
   std::unique_ptr<ImageWriter> writer;
   if (partial) {
     PartOrigin origin{"", fs::path(info.path).filename().string(), stack_fingerprint(*reader),

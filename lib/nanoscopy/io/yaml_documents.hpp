@@ -1,0 +1,20 @@
+// Internal: the YAML documents of a file (Picasso's .yaml beside a .raw movie or
+// a localization table), read as YAML::LoadAllFromFile reads them. Not a public
+// header: it pulls in yaml-cpp, which only nanoscopy_core's own sources see.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <vector>
+
+namespace nanoscopy::detail {
+
+// Throws YAML::BadFile (unreadable) and YAML::ParserException (invalid) as
+// LoadAllFromFile does, and InputError naming `path` for a stream that
+// yaml-cpp 0.7 would read forever: LoadAll returns empty documents without
+// end, until memory runs out, when a document starts with a stray ',' (found by
+// tests/fuzz).
+std::vector<YAML::Node> load_yaml_documents(const std::string& path);
+
+}  // namespace nanoscopy::detail

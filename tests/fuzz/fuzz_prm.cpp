@@ -1,0 +1,7 @@
+// libFuzzer target: the PRM parameter reader (load_param_file on a .prm) and the round trip of every tool's schema.
+// The input -> reader call is nanoscopy::fuzz::run_prm (fuzz_entry.hpp).
+#include "fuzz_target.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  return nanoscopy::fuzz::run_input(nanoscopy::fuzz::run_prm, data, size);
+}
