@@ -54,7 +54,8 @@ TEST_CASE("fuzz regressions: saved inputs are accepted or rejected with a nanosc
       } catch (const nanoscopy::Error&) {
         // a clean rejection
       } catch (const std::exception& e) {
-        FAIL_CHECK(where << ": " << typeid(e).name() << " escaped: " << e.what());
+        const std::string what = where + ": " + typeid(e).name() + " escaped: " + e.what();
+        FAIL_CHECK(what);
       }
       ++replayed;
     }
