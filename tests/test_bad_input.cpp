@@ -409,22 +409,61 @@ TEST_CASE("bench: broken --truth and --smre-params files, unwritable outputs") {
                       });
 }
 
+TEST_CASE("several outputs of one run: a later one that cannot be written takes the earlier ones with it") {
+  // sofi --split writes the image, then each half; bench simulate the stack, then its truth.
+  // A directory in the place of the last output fails the run after the first files
+  // are finished: none of this run's files may appear, and a previous run's stay.
+  auto& f = fixtures();
+  const fs::path d = f.root / "multi";
+  fs::create_directories(d);
+  write_file(d / "s.tif", "a previous sofi image");
+  write_file(d / "m.tif", "a previous movie");
+  for (const char* blocker : {"s_odd.tif", "m_truth.csv", "b_mean.tif"}) fs::create_directories(d / blocker);
+  const struct {
+    std::string tool, args, where;
+  } rows[] = {
+      {"sofi", "--device cpu --orders 2 --block 5 --split odd-even " + q(f.movie) + " -o " + q(d / "s.tif"),
+       "s_odd.tif"},
+      {"bench", "simulate movie --frames 5 --width 16 --height 16 -o " + q(d / "m.tif"), "m_truth.csv"},
+      {"bench", "simulate blinking --frames 50 --size 16 -o " + q(d / "b.tif"), "b_mean.tif"},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.args);
+    const auto before = snapshot(d);
+    check_one_line_error(tool(row.tool, "--quiet " + row.args), row.tool, 4, row.where, "is a directory");
+    CHECK(snapshot(d) == before);  // no output of this run, no temporary file
+  }
+  CHECK(read_file(d / "s.tif") == "a previous sofi image");
+  CHECK(read_file(d / "m.tif") == "a previous movie");
+}
+
 TEST_CASE("NaN and Inf pixels: fit2d detects no spot near them and writes only finite localizations") {
   auto& f = fixtures();
   const auto clean = tool("fit2d", "--quiet " + q(f.movie) + " -o " + q(f.out / "clean.csv"));
   require_ok(clean);
   const auto found = read_localizations((f.out / "clean.csv").string(), 100).size();
   REQUIRE(found > 0);
-  for (const std::string input : {"nan.tif", "inf.tif", "nan.h5"})
+  // tests/python/bad_input_fixtures.py: NaN at (16, 12) of frame 3, +Inf at (2, 1) of frame 5.
+  struct Bad {
+    std::string input;
+    std::int64_t frame;
+    double x, y;
+  };
+  for (const Bad& bad : {Bad{"nan.tif", 3, 16, 12}, Bad{"inf.tif", 5, 2, 1}, Bad{"nan.h5", 3, 16, 12}})
     for (const std::string ext : {".csv", ".hdf5"}) {
+      const std::string& input = bad.input;
       CAPTURE(input);
       CAPTURE(ext);
       const fs::path out = f.out / ("locs" + ext);
       const auto r = tool("fit2d", "--quiet " + q(f.in / input) + " -o " + q(out));
       require_ok(r);
       const auto locs = read_localizations(out.string(), 100);
-      CHECK(locs.size() > 0);           // one bad pixel does not silence the stack
-      CHECK(locs.size() <= found + 1);  // and breeds no spots of its own
+      CHECK(locs.size() > 0);  // one bad pixel does not silence the stack
+      // and breeds no spot of its own. (Elsewhere in that frame the detection level
+      // may differ a little: the noise is estimated from the finite pixels.)
+      CHECK(locs.size() <= found + 5);
+      for (const auto& l : locs)
+        if (l.frame == bad.frame) CHECK(std::hypot(l.x - bad.x, l.y - bad.y) > 3.0);
       for (const auto& l : locs)
         for (double v : {l.x, l.y, l.sigma, l.photons, l.background, l.lpx, l.lpy, l.chi2})
           CHECK(std::isfinite(v));

@@ -77,6 +77,42 @@ TEST_CASE("atomic output appears only on commit") {
   CHECK(test::read_file(dir / "b.txt") == "abc");
 }
 
+TEST_CASE("an output group: its files appear together on commit, or none of them") {
+  test::TempDir dir;
+  auto finish = [](const fs::path& target, const std::string& text) {
+    AtomicOutput out(target);
+    std::ofstream(out.temp_path()) << text;
+    out.commit();
+  };
+  write_file_atomically(dir / "a.txt", "previous a");
+  {  // the second output fails: the first, already finished, is removed; the previous a.txt stays
+    OutputGroup group;
+    finish(dir / "a.txt", "new a");
+    CHECK(test::read_file(dir / "a.txt") == "previous a");  // finished, not yet renamed
+    CHECK_THROWS_AS(finish(dir / "sub" / "b.txt", "b"), OutputError);
+  }
+  CHECK(test::read_file(dir / "a.txt") == "previous a");
+  CHECK_FALSE(fs::exists(dir / "b.txt"));
+  std::size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(dir.path())) entries += (e.path().filename() == "a.txt") ? 1 : 100;
+  CHECK(entries == 1);  // no temporary file left
+  {
+    OutputGroup group;
+    finish(dir / "a.txt", "new a");
+    {
+      OutputGroup inner;  // joins the open group: its commit renames nothing yet
+      finish(dir / "b.txt", "b");
+      inner.commit();
+    }
+    CHECK_FALSE(fs::exists(dir / "b.txt"));
+    group.commit();
+  }
+  CHECK(test::read_file(dir / "a.txt") == "new a");
+  CHECK(test::read_file(dir / "b.txt") == "b");
+  finish(dir / "c.txt", "c");  // no group open: renamed at once
+  CHECK(test::read_file(dir / "c.txt") == "c");
+}
+
 TEST_CASE("atomic output refuses a missing or unwritable directory") {
   test::TempDir dir;
   CHECK_THROWS_AS(AtomicOutput(dir / "missing" / "out.tif"), OutputError);

@@ -94,6 +94,12 @@ inline bool contains(const std::string& text, const std::string& part) { return 
 // in the minutes the checkers allow.
 inline bool gpu_sanitizer_run() { return std::getenv("NANOSCOPY_GPU_SANITIZER") != nullptr; }
 
+// Under ASan + UBSan (scripts/test-sanitize; tests/CMakeLists.txt sets
+// NANOSCOPY_SANITIZER_RUN=1) the few tests that iterate to convergence run fewer
+// iterations: the sanitizers look for memory errors and UB, which the first
+// iterations exercise as well as the last; convergence is the normal suite's job.
+inline bool sanitizer_run() { return std::getenv("NANOSCOPY_SANITIZER_RUN") != nullptr; }
+
 // A tool's answer to bad input: exit `code`, not a signal, and exactly one line
 // "<tool>: error: ..." that contains `where` (the file or option) and `what`.
 void check_one_line_error(const CommandResult& r, const std::string& tool, int code, const std::string& where,

@@ -56,6 +56,13 @@ extern "C" void cleanup_and_exit(int sig) {
 
 std::string describe_errno(int err) { return std::strerror(err); }
 
+OutputGroup* g_open_group = nullptr;
+
+void rename_into_place(const std::filesystem::path& temp, const std::filesystem::path& final_path) {
+  if (std::rename(temp.c_str(), final_path.c_str()) != 0)
+    throw OutputError(final_path.string(), "could not rename the finished output into place: " + describe_errno(errno));
+}
+
 }  // namespace
 
 void install_interrupt_cleanup(const std::string& tool) {
@@ -120,11 +127,43 @@ void AtomicOutput::commit() {
   ::close(fd);
   if (sync_result != 0)
     throw OutputError(final_.string(), "could not flush the output: " + describe_errno(sync_errno));
-  if (std::rename(temp_.c_str(), final_.c_str()) != 0)
-    throw OutputError(final_.string(), "could not rename the finished output into place: " + describe_errno(errno));
+  if (g_open_group) {  // the group renames it, or removes it on failure
+    g_open_group->finished_.push_back({temp_, final_, slot_});
+    committed_ = true;
+    slot_ = -1;
+    return;
+  }
+  rename_into_place(temp_, final_);
   committed_ = true;
   unregister_temp(slot_);  // the temporary name is gone: an interrupt has nothing left to remove
   slot_ = -1;
+}
+
+OutputGroup::OutputGroup() {
+  joined_ = g_open_group != nullptr;
+  if (!joined_) g_open_group = this;
+}
+
+OutputGroup::~OutputGroup() {
+  if (g_open_group == this) g_open_group = nullptr;
+  for (const auto& f : finished_) {
+    std::error_code ec;
+    std::filesystem::remove(f.temp, ec);
+    unregister_temp(f.slot);
+  }
+}
+
+void OutputGroup::commit() {
+  if (joined_) return;
+  if (g_open_group == this) g_open_group = nullptr;
+  // Each rename is atomic; between them an interrupt leaves the renamed files
+  // complete and removes the others, as it would for separate runs.
+  while (!finished_.empty()) {
+    const Finished f = finished_.front();
+    rename_into_place(f.temp, f.final);
+    unregister_temp(f.slot);
+    finished_.erase(finished_.begin());
+  }
 }
 
 }  // namespace nanoscopy

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace nanoscopy {
 
@@ -31,6 +32,32 @@ class AtomicOutput {
   std::filesystem::path temp_;
   int slot_ = -1;  // registration for the interrupt handler
   bool committed_ = false;
+};
+
+// Outputs that belong together appear together: while an OutputGroup is open,
+// AtomicOutput::commit() finishes its file (fsync) but leaves it under the
+// temporary name; the group's commit() renames them all into place, and its
+// destructor (an error, an exception) removes them, so the outputs of an
+// earlier run stay as they were. A group opened inside an open group joins it
+// (the outer one renames). Used in the tool's main thread (fit2d's localizations,
+// tracks and drift; sofi --split's images; bench simulate's movie and truth;
+// smre --simulate). Nothing may read a grouped output by its final name before commit().
+class OutputGroup {
+ public:
+  OutputGroup();
+  ~OutputGroup();
+  OutputGroup(const OutputGroup&) = delete;
+  OutputGroup& operator=(const OutputGroup&) = delete;
+  void commit();  // renames every finished output onto its final name. Throws OutputError.
+
+ private:
+  friend class AtomicOutput;
+  struct Finished {
+    std::filesystem::path temp, final;
+    int slot;  // still registered: an interrupt removes it
+  };
+  std::vector<Finished> finished_;
+  bool joined_ = false;  // opened inside another group, which does the work
 };
 
 // Writes a whole text file atomically (JSON results, CSV curves, YAML sidecars).

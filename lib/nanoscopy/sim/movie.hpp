@@ -39,7 +39,7 @@ struct EmitterTruth {
 
 // Writes the movie as uint16 TIFF (or HDF5 by extension) and returns the truth
 // (one row per emitter per frame it was on, markers included, at their drifted
-// positions). Streams frame by frame.
+// positions). Streams in batches of frames, made in parallel.
 std::vector<EmitterTruth> simulate_movie(const MovieSettings& settings, const std::string& path);
 
 }  // namespace nanoscopy

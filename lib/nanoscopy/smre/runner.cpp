@@ -50,6 +50,16 @@ void validate(std::int64_t width, std::int64_t height, const SmreSettings& s) {
   if (s.lambda < 0) throw UsageError("regularization", "must not be negative");
 }
 
+// Pixels SMRE cannot restore: NaN/Inf anywhere, negative counts under the Anscombe transform.
+void check_frame_values(std::span<const float> frame, const std::string& where, bool anscombe) {
+  for (float v : frame) {
+    if (!std::isfinite(v)) throw InputError(where, "has NaN or infinite pixels");
+    if (anscombe && v < 0)
+      throw InputError(where, "has negative values (" + std::to_string(v) +
+                                  "), which Poisson counts cannot have: subtract less offset or drop --anscombe");
+  }
+}
+
 }  // namespace
 
 SmreRunner::SmreRunner(std::int64_t width, std::int64_t height, const SmreRunOptions& options, const Device& device)
@@ -72,6 +82,11 @@ SmreRunner::~SmreRunner() = default;
 std::vector<FrameOutcome> SmreRunner::run(std::span<float> frames, std::int64_t first_frame) {
   const std::int64_t n = padding_.width * padding_.height;
   const std::int64_t count = static_cast<std::int64_t>(frames.size()) / n;
+  // Every frame of the chunk is checked before any is restored: a bad frame is
+  // reported at once, not after minutes of work on the frames before it.
+  for (std::int64_t f = 0; f < count; ++f)
+    check_frame_values(frames.subspan(static_cast<std::size_t>(f * n), static_cast<std::size_t>(n)),
+                       options_.source + " frame " + std::to_string(first_frame + f), options_.anscombe);
   std::vector<FrameOutcome> out;
   for (std::int64_t b = 0; b < count; b += engine_->capacity()) {
     const std::int64_t k = std::min(engine_->capacity(), count - b);
@@ -92,12 +107,6 @@ std::vector<FrameOutcome> SmreRunner::run_batch(std::span<float> frames, std::in
   for (std::int64_t f = 0; f < count; ++f) {
     auto frame = frames.subspan(static_cast<std::size_t>(f * n), static_cast<std::size_t>(n));
     const std::string where = options_.source + " frame " + std::to_string(first_frame + f);
-    for (float v : frame) {
-      if (!std::isfinite(v)) throw InputError(where, "has NaN or infinite pixels");
-      if (options_.anscombe && v < 0)
-        throw InputError(where, "has negative values (" + std::to_string(v) +
-                                    "), which Poisson counts cannot have: subtract less offset or drop --anscombe");
-    }
     FrameOutcome& o = outcome[static_cast<std::size_t>(f)];
     o.frame = first_frame + f;
     if (options_.anscombe) {

@@ -401,8 +401,10 @@ void run_simulate_spots(const SpotSimOptions& o, std::uint64_t seed, bool quiet)
     rows.insert(rows.end(), {static_cast<double>(k), t.x, t.y, t.sigma, t.amplitude, t.background});
   }
   table->append(rows);
+  OutputGroup outputs;  // the ROIs and their truth appear together
   image->close();
   table->finish();
+  outputs.commit();
   if (!quiet)
     std::cerr << "wrote " << o.output << " (" << o.count << " ROIs of " << o.size << "x" << o.size << ") and "
               << truth_path << "\n";

@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <ostream>
 
+#include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/loc/drift.hpp"
 
@@ -33,6 +34,7 @@ void Fit2dOutput::append(std::span<const Localization> locs) {
 }
 
 void Fit2dOutput::finish() {
+  OutputGroup outputs;  // localizations, tracks and drift appear together
   if (tracker_) {
     const DriftTrace drift = tracker_->finish();
     write_picasso_drift(sibling_path(output_, "_drift.txt"), drift);
@@ -43,6 +45,7 @@ void Fit2dOutput::finish() {
                    " markers)";
   }
   writer_->finish();
+  outputs.commit();
 }
 
 void print_fit2d_outputs(std::ostream& out, const Fit2dOutput& output, std::int64_t candidates, std::int64_t rejected,

@@ -288,9 +288,11 @@ void run_frc(const FrcCliOptions& options, ToolContext& ctx, std::ostream& out) 
   report.result = compute_frc(*backend, pair.a, pair.b, threshold);
 
   // Outputs first (each atomic), then the summary.
+  OutputGroup outputs;  // the JSON, the curve and the plot appear together
   if (!options.json.empty()) write_file_atomically(options.json, frc_json(report));
   if (!options.curve.empty()) write_file_atomically(options.curve, frc_curve_csv(report));
   if (!options.plot.empty()) write_frc_plot(options.plot, report);
+  outputs.commit();
 
   const FrcResult& f = report.result;
   const FrcCrossing& c = f.crossing;

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/io/table_writer.hpp"
 
 namespace nanoscopy {
@@ -30,6 +31,7 @@ void add_movie_options(CLI::App& cmd, MovieCliOptions& o) {
 
 void run_simulate_movie(MovieCliOptions o, std::uint64_t seed, bool quiet) {
   o.settings.seed = seed;
+  OutputGroup outputs;  // the movie and its truth appear together
   const auto truth = simulate_movie(o.settings, o.output);
   const std::filesystem::path out(o.output);
   const auto truth_path = (out.parent_path() / (out.stem().string() + "_truth.csv")).string();
@@ -40,6 +42,7 @@ void run_simulate_movie(MovieCliOptions o, std::uint64_t seed, bool quiet) {
   for (const auto& t : truth) rows.insert(rows.end(), {static_cast<double>(t.frame), t.x, t.y, t.photons});
   table->append(rows);
   table->finish();
+  outputs.commit();
   if (!quiet)
     std::cerr << "wrote " << o.output << " (" << o.settings.frames << " frames of " << o.settings.width << "x"
               << o.settings.height << ", " << truth.size() << " emitter images) and " << truth_path << "\n";
@@ -105,7 +108,9 @@ void run_simulate_blinking(BlinkingCliOptions o, std::uint64_t seed, bool quiet)
   auto& s = o.settings;
   s.seed = seed;
   if (o.size > 0) s.width = s.height = o.size;
+  OutputGroup outputs;  // the stack, its emitters, truth and mean images appear together
   const auto r = simulate_blinking(s, o.output, quiet);
+  outputs.commit();
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(o.output, ec);
   char line[200];

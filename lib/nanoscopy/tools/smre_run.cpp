@@ -283,9 +283,11 @@ void run_smre(const SmreOptions& options, ToolContext& ctx, std::ostream& out) {
     }
     frames = range.count();
   }
+  OutputGroup outputs;  // the restored stack, the simulated input and the log appear together
   writer->close();
   if (simulated_writer) simulated_writer->close();
   if (!log_path.empty()) write_file_atomically(log_path, log.str());
+  outputs.commit();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   out << "smre: restored " << frames << " frame" << (frames == 1 ? "" : "s") << " in " << std::setprecision(3)

@@ -270,7 +270,9 @@ void run_sofi_cli(const SofiCliOptions& options, ToolContext& ctx, std::ostream&
       close_open_blocks(plan, SofiBlocks{n, block}, total, "mpirun", host_threads());
       SofiImages images = finish_images(plan, total.finished);
       apply_post_smre(post, plan, images, device, ctx.quiet, out);
+      OutputGroup outputs;  // the order images and the mean appear together
       const auto files = write_output(output, plan, images, pixel_size);
+      outputs.commit();
       if (!ctx.quiet)
         out << "sofi: " << n << " frames of " << info.path << " on " << world.size << " MPI ranks in " << images.blocks
             << " blocks -> " << list(files) << " (" << std::fixed << std::setprecision(2) << seconds() << " s)\n";
@@ -278,6 +280,8 @@ void run_sofi_cli(const SofiCliOptions& options, ToolContext& ctx, std::ostream&
     mpi_finish();
     return;
   }
+  // With --split: the whole image and both halves appear together, or none of them.
+  OutputGroup outputs;
   for (const auto& job : sequences_for(split, range)) {
     const auto job_start = std::chrono::steady_clock::now();
     auto job_seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - job_start).count(); };
@@ -300,6 +304,7 @@ void run_sofi_cli(const SofiCliOptions& options, ToolContext& ctx, std::ostream&
           << static_cast<double>(job.sequence.count) / t << " frames/s)\n";
     }
   }
+  outputs.commit();
 }
 
 void run_sofi_merge(const SofiMergeOptions& options, ToolContext& ctx, std::ostream& out) {
@@ -309,7 +314,9 @@ void run_sofi_merge(const SofiMergeOptions& options, ToolContext& ctx, std::ostr
   const SofiPlan plan = make_sofi_plan(merged.width, merged.height, merged.options);
   SofiImages images = finish_images(plan, merged.acc.finished);
   apply_post_smre(ctx.params.get_string("SOFI/post smre"), plan, images, ctx.device, ctx.quiet, out);
+  OutputGroup outputs;
   const auto files = write_output(options.output, plan, images, merged.pixel_size_nm);
+  outputs.commit();
   if (!ctx.quiet)
     out << "sofi merge: " << options.parts.size() << " parts, " << merged.sequence.count << " frames of "
         << merged.stack_name << " in " << images.blocks << " blocks -> " << list(files) << "\n";
