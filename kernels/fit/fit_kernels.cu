@@ -205,6 +205,17 @@ void launch_typed(const KernelArgs& args, const FitGeometry& geo, int blocks, cu
   NANOSCOPY_CUDA_CHECK_LAUNCH();
 }
 
+template <typename Pixel>
+void preload_typed() {
+  cudaFuncAttributes a{};
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 1>));
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 2>));
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 4>));
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 8>));
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 16>));
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 32>));
+}
+
 int pixel_stride(int width, int height) {
   return (width * height + 1) & ~1;
 }
@@ -254,6 +265,11 @@ void launch_fit(const FitLaunch& launch, const FitGeometry& geo, cudaStream_t st
     launch_typed<std::uint16_t>(args, geo, static_cast<int>(blocks), stream);
   else
     launch_typed<float>(args, geo, static_cast<int>(blocks), stream);
+}
+
+void preload_fit_kernels() {
+  preload_typed<std::uint16_t>();
+  preload_typed<float>();
 }
 
 }  // namespace nanoscopy::cuda

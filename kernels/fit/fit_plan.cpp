@@ -91,6 +91,7 @@ FitPlan::FitPlan(int device, const FitSettings& settings, const FitPlanOptions& 
     throw UsageError("fit", "lanes per fit must be 1, 2, 4, 8, 16 or 32");
   DeviceGuard guard(device);
   NANOSCOPY_CUDA_CHECK(cudaDeviceGetAttribute(&impl_->multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  preload_fit_kernels();
   impl_->slots.resize(static_cast<std::size_t>(std::max(1, options.streams)));
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include "common/cuda_check.hpp"
 #include "common/owners.hpp"
@@ -141,13 +142,16 @@ namespace {
 
 class CudaChunkLocalizer final : public ChunkLocalizer {
  public:
-  CudaChunkLocalizer(int device, const DetectSettings& detect, const FitSettings& fit) : plan_(device, detect, fit) {}
+  CudaChunkLocalizer(int device, const DetectSettings& detect, const FitSettings& fit)
+      : detect_(detect), fit_(fit) {
+    plan_.emplace(device, detect, fit);
+  }
 
   // A chunk larger than the device's free memory is localized in pieces (halved
   // until they fit; the size that fitted is kept for the chunks after it), not failed.
   void localize(const ChunkPixels& chunk, std::vector<Candidate>& candidates, std::vector<RoiOrigin>& origins,
                 std::vector<FitResult>& fits) override {
-    inject_device_fault(chunk.first_frame, chunk.count, plan_.device());
+    inject_device_fault(chunk.first_frame, chunk.count, plan_->device());
     candidates.clear();
     origins.clear();
     fits.clear();
@@ -159,10 +163,15 @@ class CudaChunkLocalizer final : public ChunkLocalizer {
       piece.first_frame = chunk.first_frame + done;
       piece.count = std::min(chunk.count - done, max_frames_);
       try {
-        plan_.localize(piece, piece_candidates_, piece_origins_, piece_fits_);
+        plan_->localize(piece, piece_candidates_, piece_origins_, piece_fits_);
       } catch (const DeviceMemoryError&) {
         if (piece.count == 1) throw;
         max_frames_ = piece.count / 2;
+        // A fresh plan: the buffers grown for the larger piece are freed first,
+        // so the smaller one has all the free memory.
+        const int device = plan_->device();
+        plan_.reset();
+        plan_.emplace(device, detect_, fit_);
         continue;
       }
       candidates.insert(candidates.end(), piece_candidates_.begin(), piece_candidates_.end());
@@ -171,11 +180,13 @@ class CudaChunkLocalizer final : public ChunkLocalizer {
       done += piece.count;
     }
   }
-  HostBuffer allocate_host(std::size_t bytes) override { return plan_.allocate_host(bytes); }
-  std::string name() const override { return "cuda:" + std::to_string(plan_.device()); }
+  HostBuffer allocate_host(std::size_t bytes) override { return plan_->allocate_host(bytes); }
+  std::string name() const override { return "cuda:" + std::to_string(plan_->device()); }
 
  private:
-  LocalizePlan plan_;
+  DetectSettings detect_;
+  FitSettings fit_;
+  std::optional<LocalizePlan> plan_;
   std::int64_t max_frames_ = std::numeric_limits<std::int64_t>::max();
   std::vector<Candidate> piece_candidates_;
   std::vector<RoiOrigin> piece_origins_;

@@ -73,11 +73,10 @@ TEST_CASE("a chunk larger than the free device memory is localized in pieces, wi
     localizer->localize(chunk, whole.candidates, whole.origins, whole.fits);
   }
   REQUIRE(whole.candidates.size() > 1000);
-  // 1 GB left beside the 786 MB chunk (its float copies on the device need twice
-  // that): the chunk must be localized in pieces, with the results of the whole.
-  // (With 512 MB left the fit kernel's launch itself fails on an H100 — a device
-  // error naming the frames, exit 5: docs/testing.md, known limits.)
-  for (const std::size_t leave_mb : {std::size_t{1024}}) {
+  // 1 GB, 512 MB and 256 MB left beside the 786 MB chunk (its float copies on the
+  // device need twice that): the chunk must be localized in pieces, with the
+  // results of the whole.
+  for (const std::size_t leave_mb : {std::size_t{1024}, std::size_t{512}, std::size_t{256}}) {
     CAPTURE(leave_mb);
     Found pieces;
     auto localizer = make_chunk_localizer(gpu, DetectSettings{}, FitSettings{});
