@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/finite_pixels.hpp"
 #include "nanoscopy/smre/noise.hpp"
 
 namespace nanoscopy {
@@ -52,12 +53,12 @@ void validate(std::int64_t width, std::int64_t height, const SmreSettings& s) {
 
 // Pixels SMRE cannot restore: NaN/Inf anywhere, negative counts under the Anscombe transform.
 void check_frame_values(std::span<const float> frame, const std::string& where, bool anscombe) {
-  for (float v : frame) {
-    if (!std::isfinite(v)) throw InputError(where, "has NaN or infinite pixels");
-    if (anscombe && v < 0)
-      throw InputError(where, "has negative values (" + std::to_string(v) +
-                                  "), which Poisson counts cannot have: subtract less offset or drop --anscombe");
-  }
+  require_finite_pixels(frame, where);
+  if (!anscombe) return;
+  if (const auto negative = std::find_if(frame.begin(), frame.end(), [](float v) { return v < 0; });
+      negative != frame.end())
+    throw InputError(where, "has negative values (" + std::to_string(*negative) +
+                                "), which Poisson counts cannot have: subtract less offset or drop --anscombe");
 }
 
 }  // namespace

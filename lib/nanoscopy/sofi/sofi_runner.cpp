@@ -1,11 +1,11 @@
 #include "nanoscopy/sofi/sofi_runner.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <exception>
 #include <thread>
 
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/finite_pixels.hpp"
 #include "nanoscopy/core/progress.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 
@@ -67,16 +67,15 @@ void read_frames(const SofiRunInput& in, std::int64_t c, std::int64_t count, Pix
   }
 }
 
-// A NaN or an infinite pixel would spread through every cumulant of its pixel:
-// refuse it, naming the frame (as smre does). Integer stacks cannot hold one.
+// Refuse NaN and infinite pixels (core/finite_pixels.hpp), naming the frame.
+// Integer stacks cannot hold one.
 void check_finite(const SofiRunInput& in, std::int64_t c, std::int64_t count, const float* frames) {
   const StackInfo& info = in.reader->info();
   if (info.type != PixelType::f32 && info.type != PixelType::f64) return;
   const auto pixels = static_cast<std::size_t>(info.pixels_per_frame());
   for (std::int64_t j = 0; j < count; ++j) {
-    const float* frame = frames + static_cast<std::size_t>(j) * pixels;
-    if (!std::all_of(frame, frame + pixels, [](float v) { return std::isfinite(v); }))
-      throw InputError(info.path + " frame " + std::to_string(in.sequence.frame(c + j)), "has NaN or infinite pixels");
+    require_finite_pixels({frames + static_cast<std::size_t>(j) * pixels, pixels},
+                          info.path + " frame " + std::to_string(in.sequence.frame(c + j)));
   }
 }
 

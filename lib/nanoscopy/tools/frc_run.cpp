@@ -7,10 +7,10 @@
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <span>
 #include <sstream>
 
 #include "nanoscopy/core/atomic_file.hpp"
+#include "nanoscopy/core/finite_pixels.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/frc/loc_render.hpp"
 #include "nanoscopy/io/plot_png.hpp"
@@ -44,13 +44,6 @@ bool looks_like_localizations(const std::string& path) {
   return e == ".csv" || e == ".hdf5" || e == ".h5";
 }
 
-// A NaN or an infinite pixel would turn every ring's correlation into NaN:
-// refuse it, naming the file and the page or frame.
-void check_finite(std::span<const float> pixels, const std::string& where) {
-  if (!std::all_of(pixels.begin(), pixels.end(), [](float v) { return std::isfinite(v); }))
-    throw InputError(where, "has NaN or infinite pixels");
-}
-
 // Two independent images: page `page` of each.
 ImagePair read_two_images(const std::string& first, const std::string& second, std::int64_t page, FrcReport& report) {
   auto ra = open_stack(first), rb = open_stack(second);
@@ -69,8 +62,8 @@ ImagePair read_two_images(const std::string& first, const std::string& second, s
   p.b.resize(p.a.size());
   ra->read_float(page, 1, p.a.data());
   rb->read_float(page, 1, p.b.data());
-  check_finite(p.a, ia.path + " page " + std::to_string(page));
-  check_finite(p.b, ib.path + " page " + std::to_string(page));
+  require_finite_pixels(p.a, ia.path + " page " + std::to_string(page));
+  require_finite_pixels(p.b, ib.path + " page " + std::to_string(page));
   report.mode = "images";
   report.detail = "page " + std::to_string(page) + " of " + size_text(ia) + " px";
   report.pixel_size_nm = ia.pixel_size_nm;
@@ -107,7 +100,7 @@ ImagePair split_stack(const std::string& path, const std::string& split, const F
       auto& target = to_a ? sa : sb;
       (to_a ? in_a : in_b) += 1;
       const float* src = chunk.pixels.data() + static_cast<std::size_t>(f) * n;
-      check_finite({src, n}, info.path + " frame " + std::to_string(frame));
+      require_finite_pixels({src, n}, info.path + " frame " + std::to_string(frame));
       for (std::size_t i = 0; i < n; ++i) target[i] += src[i];
     }
   }

@@ -68,7 +68,8 @@ void apply_post_smre(const std::string& prm, const SofiPlan& plan, SofiImages& i
   }
 }
 
-// Writes the planes and the mean; returns the files written.
+// Writes the planes and the mean (one file, or one per order and the mean, all
+// appearing together); returns the files written.
 std::vector<std::string> write_output(const std::string& path, const SofiPlan& plan, const SofiImages& images,
                                       double pixel_size_nm) {
   const std::string software = std::string("nanoscopy sofi ") + NANOSCOPY_VERSION;
@@ -97,7 +98,9 @@ std::vector<std::string> write_output(const std::string& path, const SofiPlan& p
     write_pages(path, plan.width, plan.height, pages, pixel_size_nm);
     return {path};
   }
-  // Cross-cumulant grids differ per order: one file each (ImageJ wants one size per stack).
+  // Cross-cumulant grids differ per order: one file each (ImageJ wants one size
+  // per stack), appearing together.
+  OutputGroup together;
   std::vector<std::string> files;
   for (std::size_t i = 0; i < plan.planes.size(); ++i) {
     const auto& pl = plan.planes[i];
@@ -107,6 +110,7 @@ std::vector<std::string> write_output(const std::string& path, const SofiPlan& p
   }
   files.push_back(sibling_path(path, "_mean" + ext));
   write_pages(files.back(), plan.width, plan.height, {images.mean.data()}, pixel_size_nm);
+  together.commit();
   return files;
 }
 
@@ -270,9 +274,7 @@ void run_sofi_cli(const SofiCliOptions& options, ToolContext& ctx, std::ostream&
       close_open_blocks(plan, SofiBlocks{n, block}, total, "mpirun", host_threads());
       SofiImages images = finish_images(plan, total.finished);
       apply_post_smre(post, plan, images, device, ctx.quiet, out);
-      OutputGroup outputs;  // the order images and the mean appear together
       const auto files = write_output(output, plan, images, pixel_size);
-      outputs.commit();
       if (!ctx.quiet)
         out << "sofi: " << n << " frames of " << info.path << " on " << world.size << " MPI ranks in " << images.blocks
             << " blocks -> " << list(files) << " (" << std::fixed << std::setprecision(2) << seconds() << " s)\n";
@@ -314,9 +316,7 @@ void run_sofi_merge(const SofiMergeOptions& options, ToolContext& ctx, std::ostr
   const SofiPlan plan = make_sofi_plan(merged.width, merged.height, merged.options);
   SofiImages images = finish_images(plan, merged.acc.finished);
   apply_post_smre(ctx.params.get_string("SOFI/post smre"), plan, images, ctx.device, ctx.quiet, out);
-  OutputGroup outputs;
   const auto files = write_output(options.output, plan, images, merged.pixel_size_nm);
-  outputs.commit();
   if (!ctx.quiet)
     out << "sofi merge: " << options.parts.size() << " parts, " << merged.sequence.count << " frames of "
         << merged.stack_name << " in " << images.blocks << " blocks -> " << list(files) << "\n";
