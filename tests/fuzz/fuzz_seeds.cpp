@@ -2,7 +2,7 @@
 // into OUT_DIR/<target>/, through the library's own writers (what the tools
 // write) and, for the TIFF variants our writer never makes (compressed, tiled,
 // big-endian, BigTIFF, other pixel types, OME), through libtiff. scripts/fuzz
-// adds the shared peer files and params/*.prm|json to these.
+// adds Picasso's files (tests/data/picasso) and params/*.prm|json to these.
 #include <hdf5.h>
 #include <tiffio.h>
 
@@ -560,13 +560,11 @@ void sofi_seeds() {
   sofi_seed("cross_2.h5", cross, false);
 }
 
-// The other tools' files (../shared/data/peers), when there.
+// Picasso's own files (tests/data/picasso), when there.
 void peer_seeds(const fs::path& peers) {
   const auto copy = [&](const char* name, const std::string& target) {
     if (fs::exists(peers / name)) fs::copy_file(peers / name, seed(target, name), fs::copy_options::overwrite_existing);
   };
-  copy("thunderstorm_tubulins1_00020.tif", "tiff");
-  copy("thunderstorm_tubulins1_00020_groundtruth.csv", "locs_csv");
   copy("picasso_testdata_locs.hdf5", "hdf5");
   if (fs::exists(peers / "picasso_testdata_locs.hdf5") && fs::exists(peers / "picasso_testdata_locs.yaml"))
     pair_seed("locs_picasso", "picasso_testdata_locs", peers / "picasso_testdata_locs.yaml",

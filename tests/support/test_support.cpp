@@ -83,7 +83,7 @@ std::string app_path(const std::string& app) {
   return std::string(NANOSCOPY_APPS_DIR) + "/" + app + "/" + app;
 }
 
-fs::path peer_file(const std::string& name) { return fs::path(NANOSCOPY_SHARED_DIR) / "data" / "peers" / name; }
+fs::path peer_file(const std::string& name) { return fs::path(NANOSCOPY_SOURCE_DIR) / "tests" / "data" / "picasso" / name; }
 
 void write_file(const fs::path& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary);

@@ -48,7 +48,7 @@ bool python_available();
 // Path of a built app (fit2d, smre, sofi, frc, bench).
 std::string app_path(const std::string& app);
 
-// ../shared/data/peers/<name>
+// tests/data/picasso/<name>: Picasso's own files (MIT, see tests/data/README.md)
 std::filesystem::path peer_file(const std::string& name);
 
 std::string shell_quote(const std::string& s);
