@@ -161,6 +161,40 @@ TEST_CASE("a stack: every frame in the range, each restored on its own") {
   const auto some = read_all((dir / "part.tif").string());
   REQUIRE(some.size() == 2u * 40 * 36);
   CHECK(std::equal(some.begin(), some.end(), all.begin() + 40 * 36));
+  // The axes stay: a movie (T) in, a movie out, as tifffile and ImageJ see it.
+  if (python_available()) {
+    for (const char* file : {"stack.tif", "all.tif"}) {
+      const auto check = run_python("tiff_check_imagej.py", {(dir / file).string(), "TYX", "0"});
+      CHECK_MESSAGE(check.exit_code == 0, check.output);
+    }
+  }
+}
+
+TEST_CASE("a focus series (ImageJ slices, Z) stays a Z stack") {
+  TempDir dir;
+  ImageMeta m;
+  m.width = 40;
+  m.height = 36;
+  m.frames = 2;
+  m.type = PixelType::f32;
+  m.axis = StackAxis::z;
+  m.pixel_size_nm = 65;
+  const auto pixels = noisy_stack(40, 36, 2, 2.0, 5);
+  auto out = create_image_writer((dir / "z.tif").string(), m);
+  out->write(pixels.data(), 2);
+  out->close();
+  CHECK(open_stack((dir / "z.tif").string())->info().axis == StackAxis::z);
+  const auto r = smre("--quiet --icd --psf 1.5 --iterations 5 --tolerance 0 --weights closed-form " +
+                      shell_quote((dir / "z.tif").string()));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  StackInfo info;
+  read_all((dir / "z_smre.tif").string(), &info);
+  CHECK(info.axis == StackAxis::z);
+  CHECK(info.pixel_size_nm == doctest::Approx(65));
+  if (python_available()) {
+    const auto check = run_python("tiff_check_imagej.py", {(dir / "z_smre.tif").string(), "ZYX", "65"});
+    CHECK_MESSAGE(check.exit_code == 0, check.output);
+  }
 }
 
 TEST_CASE("--print-weights: the reference weights for 1024^2, and the weights of an image's padded frame") {

@@ -75,6 +75,13 @@ TEST_CASE("sofi writes one float32 page per order and the mean, by default besid
     for (std::int64_t i = 0; i < n; ++i) mean[static_cast<std::size_t>(i)] += frame[static_cast<std::size_t>(i)] / 1200.0;
   }
   const auto mean_page = page(dir / "qd_sofi.tif", 3);
+  // Each page is named in the ImageJ metadata (slice labels), as tifffile and ImageJ read them.
+  if (python_available()) {
+    const auto check = run_python("tiff_check_imagej.py",
+                                  {(dir / "qd_sofi.tif").string(), "IYX", "100", "order 2 auto-cumulant, lags 0,1",
+                                   "order 3 auto-cumulant, lags 0,1,2", "order 4 auto-cumulant, lags 0,1,2,3", "mean"});
+    CHECK_MESSAGE(check.exit_code == 0, check.output);
+  }
   for (std::int64_t i = 0; i < n; ++i)
     CHECK(mean_page[static_cast<std::size_t>(i)] == doctest::Approx(mean[static_cast<std::size_t>(i)]).epsilon(1e-5));
   // second-order SOFI of blinking emitters is positive where they are and near zero elsewhere

@@ -521,7 +521,12 @@ TEST_CASE("the classic/BigTIFF decision") {
 
 TEST_CASE("metadata conventions") {
   CHECK(detail::imagej_description(1, false) == "ImageJ=1.11a\n");
-  CHECK(detail::imagej_description(3, true) == "ImageJ=1.11a\nimages=3\nslices=3\nunit=micron\nloop=false\n");
+  CHECK(detail::imagej_description(3, true) == "ImageJ=1.11a\nimages=3\nframes=3\nunit=micron\nloop=false\n");
+  CHECK(detail::imagej_description(3, false, StackAxis::z) == "ImageJ=1.11a\nimages=3\nslices=3\nloop=false\n");
+  CHECK(detail::imagej_description(3, false, StackAxis::pages) == "ImageJ=1.11a\nimages=3\nloop=false\n");
+  CHECK(detail::imagej_axis("ImageJ=1.11a\nimages=3\nslices=3\n") == StackAxis::z);
+  CHECK(detail::imagej_axis("ImageJ=1.11a\nimages=3\nframes=3\n") == StackAxis::time);
+  CHECK(detail::imagej_axis("ImageJ=1.11a\nimages=6\nslices=2\nframes=3\n") == StackAxis::time);
   CHECK(detail::imagej_value("ImageJ=1.11a\nimages=12\nunit=nm\n", "images") == std::optional<std::string>("12"));
   CHECK_FALSE(detail::imagej_value("ImageJ=1.11a\nimages=12\n", "image").has_value());
   CHECK(detail::imagej_pixel_size_nm("ImageJ=1.11a\nunit=micron\n", 10.0) == doctest::Approx(100.0));

@@ -33,6 +33,9 @@ with tifffile.TiffFile(path) as tif:
     meta = tif.imagej_metadata
     if frames > 1 and meta.get("images") != frames:
         fail(f"ImageJ metadata images={meta.get('images')}, expected {frames}")
+    # A stack of frames is a time series: ImageJ frames=, tifffile axes TYX (not Z slices).
+    if frames > 1 and (meta.get("frames") != frames or "slices" in meta or tif.series[0].axes != "TYX"):
+        fail(f"not a time series: frames={meta.get('frames')} slices={meta.get('slices')} axes {tif.series[0].axes}")
     if len(tif.pages) != frames:
         fail(f"{len(tif.pages)} IFDs, expected {frames}")
     series = tif.series[0].asarray()

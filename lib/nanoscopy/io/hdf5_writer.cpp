@@ -47,6 +47,13 @@ class Hdf5ImageWriter final : public ImageWriter {
       throw OutputError(where_, "cannot write the pixel_size_nm attribute: " + h5::last_error());
     if (!meta.software.empty() && !h5::write_attribute(dataset_.get(), "software", meta.software))
       throw OutputError(where_, "cannot write the software attribute: " + h5::last_error());
+    // The axes as text (numpy/xarray order) and the page labels, one per line.
+    const char* axes = rank_ == 2 ? "YX" : meta.axis == StackAxis::z ? "ZYX" : meta.axis == StackAxis::time ? "TYX" : "IYX";
+    std::string labels;
+    for (const auto& label : meta.labels) labels += (labels.empty() ? "" : "\n") + label;
+    if (!h5::write_attribute(dataset_.get(), "axes", std::string(axes)) ||
+        (!labels.empty() && !h5::write_attribute(dataset_.get(), "labels", labels)))
+      throw OutputError(where_, "cannot write the axes and labels attributes: " + h5::last_error());
   }
 
   void write(const void* frames, std::int64_t count) override {

@@ -12,6 +12,9 @@ std::unique_ptr<ImageWriter> create_image_writer(const std::string& path, const 
     throw UsageError(path, "images are written as uint16 or float32, not " + to_string(meta.type));
   if (meta.width <= 0 || meta.height <= 0 || meta.frames <= 0)
     throw UsageError(path, "nothing to write (empty image)");
+  if (!meta.labels.empty() && static_cast<std::int64_t>(meta.labels.size()) != meta.frames)
+    throw std::logic_error("image writer: " + std::to_string(meta.labels.size()) + " labels for " +
+                           std::to_string(meta.frames) + " frames");
   std::string ext = std::filesystem::path(path).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (ext == ".tif" || ext == ".tiff") return detail::create_tiff_writer(path, meta);
@@ -20,13 +23,16 @@ std::unique_ptr<ImageWriter> create_image_writer(const std::string& path, const 
 }
 
 void write_float_pages(const std::string& path, std::int64_t width, std::int64_t height,
-                       std::span<const float* const> pages, double pixel_size_nm, const std::string& software) {
+                       std::span<const float* const> pages, double pixel_size_nm, const std::string& software,
+                       const std::vector<std::string>& labels) {
   auto writer = create_image_writer(path, ImageMeta{.width = width,
                                                     .height = height,
                                                     .frames = static_cast<std::int64_t>(pages.size()),
                                                     .type = PixelType::f32,
                                                     .pixel_size_nm = pixel_size_nm,
-                                                    .software = software});
+                                                    .software = software,
+                                                    .axis = StackAxis::pages,
+                                                    .labels = labels});
   for (const float* page : pages) writer->write(page, 1);
   writer->close();
 }

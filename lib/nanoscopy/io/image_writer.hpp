@@ -6,8 +6,10 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "nanoscopy/io/pixel_type.hpp"
+#include "nanoscopy/io/stack_axis.hpp"
 #include "nanoscopy/io/text_attributes.hpp"
 
 namespace nanoscopy {
@@ -19,6 +21,8 @@ struct ImageMeta {
   PixelType type = PixelType::f32;  // u16 or f32
   double pixel_size_nm = 0.0;   // 0: unknown (not written)
   std::string software;         // e.g. "nanoscopy smre 0.1.0"
+  StackAxis axis = StackAxis::time;  // TIFF: ImageJ frames= (T), slices= (Z) or images= only (pages)
+  std::vector<std::string> labels;   // one per frame or none: ImageJ slice labels (TIFF), attribute "labels" (HDF5)
   std::string dataset = "data"; // HDF5 only
   TextAttributes root_attributes = {};  // HDF5 only: on the root group (a TIFF writer refuses them)
 };
@@ -38,9 +42,11 @@ class ImageWriter {
 // .h5/.hdf5. Unknown extension or pixel type: UsageError.
 std::unique_ptr<ImageWriter> create_image_writer(const std::string& path, const ImageMeta& meta);
 
-// Whole float32 images (one page each, width x height) as one file, atomically.
+// Whole float32 images (one page each, width x height) as one file, atomically:
+// result pages (StackAxis::pages), each named by `labels` when given.
 void write_float_pages(const std::string& path, std::int64_t width, std::int64_t height,
-                       std::span<const float* const> pages, double pixel_size_nm = 0, const std::string& software = "");
+                       std::span<const float* const> pages, double pixel_size_nm = 0, const std::string& software = "",
+                       const std::vector<std::string>& labels = {});
 
 namespace detail {
 std::unique_ptr<ImageWriter> create_tiff_writer(const std::string& path, const ImageMeta& meta);

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/formats.hpp"
+#include "nanoscopy/io/yaml_documents.hpp"
 
 namespace nanoscopy {
 namespace {
@@ -48,7 +51,45 @@ void StackReader::read_float(std::int64_t first, std::int64_t count, float* dst)
   convert_to_float(info_.type, scratch_.data(), pixels, dst);
 }
 
+const std::string* StackInfo::metadata_value(const std::string& key) const {
+  for (const auto& [k, v] : metadata)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+void StackReader::attach_metadata(const std::string& yaml_path) {
+  info_.metadata = detail::movie_metadata(yaml_path);
+  info_.metadata_path = yaml_path;
+  if (info_.pixel_size_nm > 0) return;
+  if (const std::string* text = info_.metadata_value("Pixelsize")) {
+    char* end = nullptr;
+    const double v = std::strtod(text->c_str(), &end);
+    if (end != text->c_str() && *end == '\0' && std::isfinite(v) && v > 0) info_.pixel_size_nm = v;
+  }
+}
+
+namespace {
+
+// <stem>.yaml beside the stack: Picasso's movie info, or what our simulator writes.
+std::unique_ptr<StackReader> with_metadata(std::unique_ptr<StackReader> reader, const std::string& path) {
+  const std::string yaml_path = fs::path(path).replace_extension(".yaml").string();
+  std::error_code ec;
+  if (fs::is_regular_file(yaml_path, ec)) reader->attach_metadata(yaml_path);
+  return reader;
+}
+
+std::unique_ptr<StackReader> open_stack_file(const std::string& spec);
+
+}  // namespace
+
 std::unique_ptr<StackReader> open_stack(const std::string& spec) {
+  auto reader = open_stack_file(spec);
+  return with_metadata(std::move(reader), split_dataset(spec).first);
+}
+
+namespace {
+
+std::unique_ptr<StackReader> open_stack_file(const std::string& spec) {
   const auto [path, dataset] = split_dataset(spec);
   std::error_code ec;
   if (!fs::exists(path, ec)) throw InputError(path, "no such file");
@@ -78,6 +119,8 @@ std::unique_ptr<StackReader> open_stack(const std::string& spec) {
     throw InputError(path, "not a TIFF file (no TIFF signature at the start; is it a renamed text or other file?)");
   throw InputError(path, "unknown stack format (expected TIFF/BigTIFF .tif, HDF5 .h5/.hdf5, or Picasso .raw with .yaml, or a PNG image)");
 }
+
+}  // namespace
 
 ChunkStream::ChunkStream(StackReader& reader, FrameRange::Resolved range, std::int64_t chunk_frames)
     : reader_(reader), range_(range), chunk_frames_(std::max<std::int64_t>(1, chunk_frames)), position_(range.first) {}

@@ -11,10 +11,12 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nanoscopy/core/frame_range.hpp"
 #include "nanoscopy/io/pixel_type.hpp"
+#include "nanoscopy/io/stack_axis.hpp"
 
 namespace nanoscopy {
 
@@ -24,8 +26,17 @@ struct StackInfo {
   std::int64_t height = 0;
   PixelType type = PixelType::u16;
   double pixel_size_nm = 0.0;  // physical pixel size when the file says (OME, ImageJ); 0 if unknown
+  StackAxis axis = StackAxis::time;  // ImageJ slices= (Z) when the file says so; else time (frames)
   std::string format;          // "tiff", "bigtiff", "imagej-tiff", "ome-tiff", "hdf5", "picasso-raw"
   std::string path;            // the file as the user named it (for error messages)
+  // The movie's own metadata: the scalar keys of the first document of <stem>.yaml
+  // beside the stack (Picasso's movie info: Width, Height, ..., and the camera as
+  // Baseline, Sensitivity, Gain, Qe, Pixelsize), in file order; empty when none.
+  std::vector<std::pair<std::string, std::string>> metadata;
+  std::string metadata_path;   // that .yaml, when there is one
+
+  // The metadata value of `key`, if present.
+  const std::string* metadata_value(const std::string& key) const;
 
   std::int64_t pixels_per_frame() const { return width * height; }
   std::int64_t bytes_per_frame() const { return pixels_per_frame() * static_cast<std::int64_t>(bytes_per_pixel(type)); }
@@ -43,6 +54,10 @@ class StackReader {
 
   // Same, converted to float32 (dst holds count * pixels_per_frame() floats).
   void read_float(std::int64_t first, std::int64_t count, float* dst);
+
+  // Attaches the movie's metadata file (open_stack does, for every format); its
+  // Pixelsize fills in a pixel size the image file itself does not give.
+  void attach_metadata(const std::string& yaml_path);
 
  protected:
   StackInfo info_;

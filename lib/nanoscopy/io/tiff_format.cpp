@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 namespace nanoscopy::detail {
 namespace {
@@ -48,12 +49,50 @@ std::optional<std::string_view> xml_attribute(std::string_view xml, std::string_
 
 }  // namespace
 
-std::string imagej_description(std::int64_t frames, bool calibrated) {
+std::string imagej_description(std::int64_t frames, bool calibrated, StackAxis axis) {
   std::string d = "ImageJ=1.11a\n";
-  if (frames > 1) d += "images=" + std::to_string(frames) + "\nslices=" + std::to_string(frames) + "\n";
+  if (frames > 1) {
+    d += "images=" + std::to_string(frames) + "\n";
+    if (axis == StackAxis::time) d += "frames=" + std::to_string(frames) + "\n";
+    if (axis == StackAxis::z) d += "slices=" + std::to_string(frames) + "\n";
+  }
   if (calibrated) d += "unit=micron\n";
   if (frames > 1) d += "loop=false\n";
   return d;
+}
+
+StackAxis imagej_axis(std::string_view description) {
+  const auto more_than_one = [&](std::string_view key) {
+    const auto text = imagej_value(description, key);
+    const auto n = text ? parse_double(*text) : std::nullopt;
+    return n && *n > 1;
+  };
+  if (more_than_one("slices") && !more_than_one("frames")) return StackAxis::z;
+  return StackAxis::time;
+}
+
+ImageJLabels imagej_labels(const std::vector<std::string>& labels) {
+  ImageJLabels out;
+  const auto put32 = [&](std::uint32_t v) {
+    const auto n = out.bytes.size();
+    out.bytes.resize(n + 4);
+    std::memcpy(out.bytes.data() + n, &v, 4);
+  };
+  put32(0x494a494a);  // "IJIJ"
+  put32(0x6c61626c);  // "labl"
+  put32(static_cast<std::uint32_t>(labels.size()));
+  out.counts.push_back(12);
+  for (const auto& label : labels) {
+    // UTF-16 code units of ASCII/Latin text; other bytes become '?'.
+    for (const unsigned char c : label) {
+      const std::uint16_t unit = c < 0x80 ? c : '?';
+      const auto n = out.bytes.size();
+      out.bytes.resize(n + 2);
+      std::memcpy(out.bytes.data() + n, &unit, 2);
+    }
+    out.counts.push_back(static_cast<std::uint32_t>(2 * label.size()));
+  }
+  return out;
 }
 
 std::optional<std::string> imagej_value(std::string_view description, std::string_view key) {

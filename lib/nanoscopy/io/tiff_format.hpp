@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "nanoscopy/io/image_writer.hpp"
 
@@ -26,10 +27,22 @@ bool needs_bigtiff(const ImageMeta& meta);
 // (tests write small BigTIFFs with it).
 std::unique_ptr<ImageWriter> create_tiff_writer(const std::string& path, const ImageMeta& meta, bool bigtiff);
 
-// The ImageDescription ImageJ writes for a stack of `frames` images
-// ("ImageJ=1.11a\nimages=N\nslices=N\nunit=micron\nloop=false\n"; the unit only
-// when the pixel size is known).
-std::string imagej_description(std::int64_t frames, bool calibrated);
+// The ImageDescription ImageJ writes for a stack of `frames` images along `axis`
+// ("ImageJ=1.11a\nimages=N\nframes=N\nunit=micron\nloop=false\n" for a movie,
+// slices=N for Z, images=N alone for pages; the unit only when the pixel size is known).
+std::string imagej_description(std::int64_t frames, bool calibrated, StackAxis axis = StackAxis::time);
+
+// The axis an ImageJ description declares: frames= (T) or slices= (Z) of more than one.
+StackAxis imagej_axis(std::string_view description);
+
+// ImageJ's IJMetadata (TIFF tag 50839) holding slice labels, and its byte counts
+// (tag 50838): the header "IJIJ" + ("labl", N), then each label in UTF-16, all in
+// the host byte order (as the file's header declares), as ImageJ and tifffile read it.
+struct ImageJLabels {
+  std::vector<unsigned char> bytes;
+  std::vector<std::uint32_t> counts;
+};
+ImageJLabels imagej_labels(const std::vector<std::string>& labels);
 
 // Value of `key=` in an ImageJ description (one key=value per line), if present.
 std::optional<std::string> imagej_value(std::string_view description, std::string_view key);

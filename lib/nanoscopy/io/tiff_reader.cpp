@@ -698,6 +698,7 @@ class TiffStackReader final : public StackReader {
     } else if (imagej) {
       info_.format = "imagej-tiff";
       info_.pixel_size_nm = imagej_pixel_size_nm(description, x_resolution);
+      info_.axis = imagej_axis(description);
       const auto images_text = imagej_value(description, "images");
       std::int64_t images = 0;
       if (images_text) {

@@ -26,7 +26,7 @@ using u16 = std::uint16_t;
 using u32 = std::uint32_t;
 using u64 = std::uint64_t;
 
-enum : u16 { kShort = 3, kLong = 4, kRational = 5, kAscii = 2, kLong8 = 16 };
+enum : u16 { kByte = 1, kShort = 3, kLong = 4, kRational = 5, kAscii = 2, kLong8 = 16 };
 
 struct Field {
   u16 tag;
@@ -100,7 +100,7 @@ std::vector<Field> page_fields(const ImageMeta& meta, const Layout& layout, u64 
   f.push_back(short_field(258, static_cast<u16>(8 * bytes_per_pixel(meta.type))));
   f.push_back(short_field(259, 1));  // no compression
   f.push_back(short_field(262, 1));  // min-is-black
-  if (first) f.push_back(ascii_field(270, imagej_description(meta.frames, meta.pixel_size_nm > 0.0)));
+  if (first) f.push_back(ascii_field(270, imagej_description(meta.frames, meta.pixel_size_nm > 0.0, meta.axis)));
   f.push_back(offset_field(273, data_offset, layout.big));
   f.push_back(short_field(277, 1));
   f.push_back(long_field(278, static_cast<u32>(meta.height)));
@@ -115,6 +115,13 @@ std::vector<Field> page_fields(const ImageMeta& meta, const Layout& layout, u64 
   }
   if (first && !meta.software.empty()) f.push_back(ascii_field(305, meta.software));
   f.push_back(short_field(339, meta.type == PixelType::f32 ? 3 : 1));
+  if (first && !meta.labels.empty()) {
+    const ImageJLabels ij = imagej_labels(meta.labels);
+    Field counts{50838, kLong, ij.counts.size(), {}};
+    for (const u32 c : ij.counts) append(counts.bytes, c);
+    f.push_back(std::move(counts));
+    f.push_back(Field{50839, kByte, ij.bytes.size(), ij.bytes});
+  }
   return f;
 }
 

@@ -47,4 +47,21 @@ std::vector<YAML::Node> load_yaml_documents(const std::string& path) {
   return YAML::LoadAll(stream);
 }
 
+std::vector<std::pair<std::string, std::string>> movie_metadata(const std::string& path) {
+  std::vector<YAML::Node> documents;
+  try {
+    documents = load_yaml_documents(path);
+  } catch (const YAML::BadFile&) {
+    throw InputError(path, "cannot read the movie's metadata");
+  } catch (const YAML::Exception& e) {
+    throw InputError(path + ":" + std::to_string(e.mark.line + 1), "not valid YAML: " + e.msg);
+  }
+  if (documents.empty() || !documents.front().IsMap())
+    throw InputError(path, "the movie's metadata must start with a map of keys (Width, Height, Frames, ...)");
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& entry : documents.front())
+    if (entry.first.IsScalar() && entry.second.IsScalar()) out.emplace_back(entry.first.Scalar(), entry.second.Scalar());
+  return out;
+}
+
 }  // namespace nanoscopy::detail

@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nanoscopy::detail {
@@ -16,5 +17,10 @@ namespace nanoscopy::detail {
 // end, until memory runs out, when a document starts with a stray ',' (found by
 // tests/fuzz).
 std::vector<YAML::Node> load_yaml_documents(const std::string& path);
+
+// The scalar entries of the first document (a map) of a movie's metadata file,
+// in file order; nested maps and lists are skipped. InputError naming `path` when
+// the file is unreadable, not YAML, or its first document is not a map.
+std::vector<std::pair<std::string, std::string>> movie_metadata(const std::string& path);
 
 }  // namespace nanoscopy::detail

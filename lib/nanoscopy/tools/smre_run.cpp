@@ -165,6 +165,7 @@ void run_smre(const SmreOptions& options, ToolContext& ctx, std::ostream& out) {
   meta.frames = frames;
   meta.type = PixelType::f32;
   meta.pixel_size_nm = info.pixel_size_nm;
+  meta.axis = info.axis;  // a movie stays a movie (T), a focus series a Z stack
   meta.software = std::string("nanoscopy smre ") + NANOSCOPY_VERSION;
   // Outputs are opened (and their directories checked) before any work.
   if (!log_path.empty()) AtomicOutput check(log_path);  // the log is written last: fail now, not after the work

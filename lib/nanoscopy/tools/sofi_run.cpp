@@ -89,13 +89,18 @@ std::vector<std::string> write_output(const std::string& path, const SofiPlan& p
   }
   if (ext != ".tif" && ext != ".tiff")
     throw UsageError(path, "write .tif/.tiff (one float32 page per order, then the mean) or .h5/.hdf5");
+  // Every page is named (ImageJ slice labels): "order 2", ..., "mean".
   auto write_pages = [&](const std::string& file, std::int64_t w, std::int64_t h, std::vector<const float*> pages,
-                         double px) { write_float_pages(file, w, h, pages, px, software); };
+                         double px, const std::vector<std::string>& labels) {
+    write_float_pages(file, w, h, pages, px, software, labels);
+  };
   if (!plan.planes.front().cross) {
     std::vector<const float*> pages;
+    std::vector<std::string> labels = plan.labels;
     for (const auto& plane : images.planes) pages.push_back(plane.data());
     pages.push_back(images.mean.data());
-    write_pages(path, plan.width, plan.height, pages, pixel_size_nm);
+    labels.push_back("mean");
+    write_pages(path, plan.width, plan.height, pages, pixel_size_nm, labels);
     return {path};
   }
   // Cross-cumulant grids differ per order: one file each (ImageJ wants one size
@@ -106,10 +111,10 @@ std::vector<std::string> write_output(const std::string& path, const SofiPlan& p
     const auto& pl = plan.planes[i];
     files.push_back(sibling_path(path, "_" + std::string(kind) + std::to_string(pl.order) + ext));
     write_pages(files.back(), plan.plane_width(static_cast<int>(i)), plan.plane_height(static_cast<int>(i)),
-                {images.planes[i].data()}, pixel_size_nm / pl.upsample);
+                {images.planes[i].data()}, pixel_size_nm / pl.upsample, {plan.labels[i]});
   }
   files.push_back(sibling_path(path, "_mean" + ext));
-  write_pages(files.back(), plan.width, plan.height, {images.mean.data()}, pixel_size_nm);
+  write_pages(files.back(), plan.width, plan.height, {images.mean.data()}, pixel_size_nm, {"mean"});
   together.commit();
   return files;
 }
