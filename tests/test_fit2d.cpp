@@ -8,6 +8,7 @@
 #include <map>
 
 #include "nanoscopy/loc/loc_formats.hpp"
+#include "nanoscopy/sim/truth_match.hpp"
 #include "support/test_support.hpp"
 
 using namespace nanoscopy;
@@ -20,25 +21,9 @@ CommandResult tool(const std::string& name, const std::string& args) {
   return run_command(shell_quote(app_path(name)) + " " + args);
 }
 
-struct Truth {
-  std::int64_t frame;
-  double x, y;
-};
-
-std::vector<Truth> read_truth(const fs::path& csv) {
-  std::vector<Truth> out;
-  std::istringstream in(read_file(csv));
-  std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) {
-    Truth t{};
-    char comma = 0;
-    std::istringstream row(line);
-    row >> t.frame >> comma >> t.x >> comma >> t.y;
-    out.push_back(t);
-  }
-  return out;
-}
+// bench simulate movie's truth: a ThunderSTORM CSV (frames from 1, nm), read like
+// the localizations themselves (simulate() uses the default 108 nm pixels).
+std::vector<Localization> read_truth(const fs::path& csv) { return read_localizations(csv.string(), 108.0); }
 
 struct Match {
   std::int64_t true_positives = 0, false_positives = 0, false_negatives = 0;
@@ -46,31 +31,9 @@ struct Match {
 };
 
 // Nearest truth in the same frame within `radius` px, each truth used once.
-Match match(const std::vector<Localization>& locs, const std::vector<Truth>& truth, double radius) {
-  std::multimap<std::int64_t, std::pair<Truth, bool>> by_frame;
-  for (const auto& t : truth) by_frame.insert({t.frame, {t, false}});
-  Match m;
-  double sum2 = 0;
-  for (const auto& l : locs) {
-    auto [lo, hi] = by_frame.equal_range(l.frame);
-    decltype(lo) best = hi;
-    double best_d = radius;
-    for (auto it = lo; it != hi; ++it) {
-      if (it->second.second) continue;
-      const double d = std::hypot(l.x - it->second.first.x, l.y - it->second.first.y);
-      if (d < best_d) best_d = d, best = it;
-    }
-    if (best == hi) {
-      ++m.false_positives;
-    } else {
-      best->second.second = true;
-      ++m.true_positives;
-      sum2 += best_d * best_d;
-    }
-  }
-  m.false_negatives = static_cast<std::int64_t>(truth.size()) - m.true_positives;
-  m.rms = m.true_positives ? std::sqrt(sum2 / static_cast<double>(m.true_positives)) : 0;
-  return m;
+Match match(const std::vector<Localization>& locs, const std::vector<Localization>& truth, double radius) {
+  const TruthMatch m = match_to_truth(locs, truth, radius);
+  return {m.true_positives, m.false_positives, m.false_negatives, m.rms_px};
 }
 
 std::string simulate(const TempDir& dir, const std::string& args) {
@@ -158,10 +121,10 @@ TEST_CASE("Picasso's test movie: the spots Picasso found, at the same places") {
   REQUIRE(r.exit_code == 0);
   const auto mine = read_localizations(ours);
   const auto theirs = read_localizations(peer_file("picasso_testdata_locs.hdf5").string());
-  std::vector<Truth> reference;
-  // Picasso localized 1000 frames; the movie in the peer folder holds the first 100.
+  std::vector<Localization> reference;
+  // Picasso localized 1000 frames; the movie in tests/data/picasso holds the first 100.
   for (const auto& l : theirs)
-    if (l.frame < 100) reference.push_back({l.frame, l.x, l.y});
+    if (l.frame < 100) reference.push_back(l);
   REQUIRE(reference.size() >= 20);
   const auto m = match(mine, reference, 1.0);
   const double found = static_cast<double>(m.true_positives) / static_cast<double>(reference.size());

@@ -40,6 +40,7 @@ LocWriterContext test_context() {
   ctx.frames = 50;
   ctx.data_type = "uint16";
   ctx.version = "0.1.0";
+  ctx.fit_diagnostics = true;  // the default (Picasso's and ThunderSTORM's columns alone) has its own test
   ctx.parameters = {{"Box Size", "7"},
                     {"Min. Net Gradient", "5000"},
                     {"Fit method", "lsq, sampled Gaussian"},
@@ -145,6 +146,7 @@ void write_expectation(const fs::path& path, const LocWriterContext& ctx, const 
   j["height"] = ctx.height;
   j["frames"] = ctx.frames;
   j["generated_by"] = ctx.program + " " + ctx.version;
+  j["fit_diagnostics"] = ctx.fit_diagnostics;
   j["parameters"] = nlohmann::json::array();
   for (const auto& [k, v] : ctx.parameters) j["parameters"].push_back({k, v});
   j["locs"] = nlohmann::json::array();
@@ -244,6 +246,36 @@ TEST_CASE("Picasso HDF5 + YAML: h5py, pandas.read_hdf, PyYAML; Picasso's filteri
   const auto check = test::run_python("locs_check_picasso.py", {path, (dir / "expected.json").string()});
   CHECK_MESSAGE(check.exit_code == 0, check.output);
   MESSAGE(check.output);
+}
+
+TEST_CASE("by default: Picasso Localize's least-squares fields and ThunderSTORM's header, nothing else") {
+  require_python();
+  test::TempDir dir;
+  auto ctx = test_context();
+  ctx.fit_diagnostics = false;
+  const auto locs = plain(test_locs());
+  write_expectation(dir / "expected.json", ctx, locs);
+  for (const std::string name : {"l.csv", "l_locs.hdf5"}) {
+    CAPTURE(name);
+    const auto path = (dir / name).string();
+    write_localizations(path, "", ctx, locs);
+    const auto check =
+        test::run_python(fs::path(name).extension() == ".csv" ? "locs_check_csv.py" : "locs_check_picasso.py",
+                         {path, (dir / "expected.json").string()});
+    CHECK_MESSAGE(check.exit_code == 0, check.output);
+  }
+  const std::string text = test::read_file(dir / "l.csv");
+  CHECK(text.substr(0, text.find('\n')) ==
+        "\"id\",\"frame\",\"x [nm]\",\"y [nm]\",\"sigma [nm]\",\"intensity [photon]\",\"offset [photon]\","
+        "\"bkgstd [photon]\",\"uncertainty_xy [nm]\"");
+  // A fit's chi2 is not written, so a non-finite one drops nothing.
+  const auto back = read_localizations((dir / "l.csv").string(), ctx.camera.pixel_size_nm);
+  std::size_t finite_written = 0;
+  for (const auto& l : locs)
+    finite_written += std::isfinite(static_cast<float>((l.x + 0.5) * 160.5)) && std::isfinite(static_cast<float>((l.y + 0.5) * 160.5)) &&
+                      std::isfinite(static_cast<float>(l.sigma)) && std::isfinite(static_cast<float>(l.photons)) &&
+                      std::isfinite(static_cast<float>(l.background)) && std::isfinite(static_cast<float>(l.lpx * 160.5));
+  CHECK(back.size() == finite_written);
 }
 
 TEST_CASE("both formats under a comma-decimal global locale still write and read US numbers") {

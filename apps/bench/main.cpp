@@ -3,6 +3,7 @@
 
 #include "nanoscopy/cli/tool_app.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/tools/bench_compare.hpp"
 #include "nanoscopy/tools/bench_fit.hpp"
 #include "nanoscopy/tools/bench_frc.hpp"
 #include "nanoscopy/tools/bench_io.hpp"
@@ -34,6 +35,10 @@ int main(int argc, char** argv) {
   BlinkingCliOptions blinking;
   auto* sim_blinking = simulate->add_subcommand("blinking", "A SOFI stack of blinking emitters/quantum dots (uint16 TIFF/HDF5) + truth");
   add_blinking_options(*sim_blinking, blinking);
+
+  CompareOptions compare;
+  auto* compare_cmd = cli.add_subcommand("compare", "Localizations against the simulated truth: recall, false positives, RMS error (nm)");
+  add_compare_options(*compare_cmd, compare);
 
   FitBenchOptions fit;
   auto* fit_cmd = cli.add_subcommand("fit2d", "The Gaussian fitter: fits/s over ROI and batch sizes, accuracy vs the CRB");
@@ -69,7 +74,8 @@ int main(int argc, char** argv) {
 
   app.set_footer(
       "Examples:\n"
-      "  bench simulate movie -o movie.tif --frames 500    a movie and movie_truth.csv\n"
+      "  bench simulate movie -o movie.tif --frames 500    a movie, its camera (movie.yaml) and movie_truth.csv\n"
+      "  bench compare movie_locs.csv movie_truth.csv      recall, false positives and RMS error (nm) against the truth\n"
       "  bench simulate spots -o spots.tif --size 9        ROIs of the fitting paper and spots_truth.csv\n"
       "  bench simulate blinking -o qd.tif                 a quantum-dot SOFI stack + qd_emitters.csv,\n"
       "                                                    qd_truth.tif, qd_mean.tif (--structure rings|lines)\n"
@@ -85,6 +91,7 @@ int main(int argc, char** argv) {
     if (*sim_movie) return run_simulate_movie(movie, seed, ctx.quiet);
     if (*sim_spots) return run_simulate_spots(spots, seed, ctx.quiet);
     if (*sim_blinking) return run_simulate_blinking(blinking, seed, ctx.quiet);
+    if (*compare_cmd) return run_compare(compare, std::cout);
     if (*fit_cmd) return run_fit_bench(fit, seed, static_cast<int>(ctx.params.get_int("repeats")), ctx.quiet, std::cout);
     if (*roi_cmd) return run_roi_bench(roi, seed, std::cout);
     if (*localize_cmd) return run_localize_bench(localize, seed, ctx.quiet, std::cout);

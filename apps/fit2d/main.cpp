@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   cli.add_option("-o,--output", o.output, "Localizations: .csv (ThunderSTORM) or .hdf5 (Picasso); default STACK_locs.hdf5")
       ->type_name("FILE");
   app.bind("--format", "Output/format");
+  app.bind_flag("--fit-diagnostics", "Output/fit diagnostics");
   cli.add_flag("--track", o.track, "Link localizations of fiducial markers across frames; write OUT_drift.txt (Picasso), "
                                    "OUT_drift.csv (nm) and OUT_tracks.csv");
   cli.add_option("--roi", o.roi_file, "Fit these fixed marker ROIs in every frame (lines 'x y' centres or 'x0 y0 w h'), "

@@ -12,13 +12,14 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from locs_common import PICASSO_FIELDS, fail, load_expected, picasso_ensure_sanity, picasso_expected
+from locs_common import fail, load_expected, picasso_ensure_sanity, picasso_expected, picasso_fields
 
 
 def main():
     path, expected_path = sys.argv[1], sys.argv[2]
     e = load_expected(expected_path)
     want = picasso_expected(e)
+    PICASSO_FIELDS = picasso_fields(e)
 
     with h5py.File(path, "r") as f:
         d = f["locs"]

@@ -7,11 +7,17 @@ import sys
 
 import numpy as np
 
+# Picasso Localize's least-squares fields, in its order (picasso/gausslq.py, locs_from_fits).
 PICASSO_FIELDS = [
     ("frame", "<u4"), ("x", "<f4"), ("y", "<f4"), ("photons", "<f4"), ("sx", "<f4"), ("sy", "<f4"),
     ("bg", "<f4"), ("lpx", "<f4"), ("lpy", "<f4"), ("ellipticity", "<f4"), ("net_gradient", "<f4"),
-    ("chi2", "<f4"), ("iterations", "<i4"), ("status", "<i4"),
 ]
+# fit2d --fit-diagnostics adds these after Picasso's own.
+DIAGNOSTIC_FIELDS = [("chi2", "<f4"), ("iterations", "<i4"), ("status", "<i4")]
+
+
+def picasso_fields(e):
+    return PICASSO_FIELDS + (DIAGNOSTIC_FIELDS if e.get("fit_diagnostics") else [])
 
 
 def fail(msg):
@@ -32,7 +38,7 @@ def load_expected(path):
 def as_picasso_rows(e):
     """The input rows as Picasso's structured array (float32 fields), before any filtering."""
     locs = e["locs"]
-    a = np.zeros(len(locs), dtype=PICASSO_FIELDS)
+    a = np.zeros(len(locs), dtype=picasso_fields(e))
     with np.errstate(over="ignore", invalid="ignore"):
         a["frame"] = [l["frame"] for l in locs]
         a["x"] = [l["x"] for l in locs]
@@ -45,9 +51,10 @@ def as_picasso_rows(e):
         a["lpy"] = [l["lpy"] for l in locs]
         a["ellipticity"] = 0
         a["net_gradient"] = [l["net_gradient"] for l in locs]
-        a["chi2"] = [l["chi2"] for l in locs]
-        a["iterations"] = [l["iterations"] for l in locs]
-        a["status"] = [l["status"] for l in locs]
+        if e.get("fit_diagnostics"):
+            a["chi2"] = [l["chi2"] for l in locs]
+            a["iterations"] = [l["iterations"] for l in locs]
+            a["status"] = [l["status"] for l in locs]
     return a
 
 

@@ -1,6 +1,7 @@
 // ThunderSTORM CSV: the writer (over the streaming CSV table writer) and a reader
 // that finds its columns by name, so files from ThunderSTORM itself (other column
 // orders, extra columns, px units) read as well as ours.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -31,9 +32,11 @@ enum CsvColumn {
   kCount
 };
 
-std::vector<Column> thunderstorm_columns() {
+// ThunderSTORM's header for a symmetric 2D Gaussian, labels and units exactly
+// as it writes them; the fit diagnostics follow only when asked for.
+std::vector<Column> thunderstorm_columns(bool fit_diagnostics) {
   // id as f64: written as an integer either way, and not limited to 2^32 rows.
-  return {{"id", ColumnType::f64},
+  std::vector<Column> columns = {{"id", ColumnType::f64},
           {"frame", ColumnType::u32},
           {"x [nm]", ColumnType::f32},
           {"y [nm]", ColumnType::f32},
@@ -41,10 +44,10 @@ std::vector<Column> thunderstorm_columns() {
           {"intensity [photon]", ColumnType::f32},
           {"offset [photon]", ColumnType::f32},
           {"bkgstd [photon]", ColumnType::f32},
-          {"uncertainty_xy [nm]", ColumnType::f32},
-          {"chi2", ColumnType::f32},
-          {"iterations", ColumnType::i32},
-          {"status", ColumnType::i32}};
+          {"uncertainty_xy [nm]", ColumnType::f32}};
+  if (fit_diagnostics)
+    columns.insert(columns.end(), {{"chi2", ColumnType::f32}, {"iterations", ColumnType::i32}, {"status", ColumnType::i32}});
+  return columns;
 }
 
 class ThunderstormWriter final : public LocalizationWriter {
@@ -52,7 +55,8 @@ class ThunderstormWriter final : public LocalizationWriter {
   ThunderstormWriter(const std::string& path, const LocWriterContext& ctx)
       : LocalizationWriter(LocFormat::thunderstorm_csv, {path}),
         pixel_size_(ctx.camera.pixel_size_nm),
-        table_(create_csv_writer(path, thunderstorm_columns())) {}
+        columns_(ctx.fit_diagnostics ? kCount : kChi2),
+        table_(create_csv_writer(path, thunderstorm_columns(ctx.fit_diagnostics))) {}
 
   void append(std::span<const Localization> locs) override {
     rows_.clear();
@@ -74,12 +78,13 @@ class ThunderstormWriter final : public LocalizationWriter {
       row[kStatus] = static_cast<int>(l.status);
       bool finite = true;
       // As stored: a double beyond float's range would print as inf.
-      for (int c = kX; c <= kChi2; ++c) finite = finite && std::isfinite(static_cast<float>(row[c]));
+      for (int c = kX; c < std::min<int>(columns_, kIterations); ++c)
+        finite = finite && std::isfinite(static_cast<float>(row[c]));
       if (!finite) {
         ++counts_.non_finite;
         continue;
       }
-      rows_.insert(rows_.end(), row, row + kCount);
+      rows_.insert(rows_.end(), row, row + columns_);
       ++id;
     }
     table_->append(rows_);
@@ -90,6 +95,7 @@ class ThunderstormWriter final : public LocalizationWriter {
 
  private:
   double pixel_size_;
+  int columns_;  // written per row: up to uncertainty, or every column with the diagnostics
   std::unique_ptr<TableWriter> table_;
   std::vector<double> rows_;
 };

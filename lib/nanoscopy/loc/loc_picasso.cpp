@@ -39,8 +39,10 @@ enum PicassoColumn {
   kCount
 };
 
-std::vector<Column> picasso_columns() {
-  return {{"frame", ColumnType::u32},
+// Picasso Localize's least-squares fields (gausslq.locs_from_fits), in its
+// order; the fit diagnostics follow only when asked for.
+std::vector<Column> picasso_columns(bool fit_diagnostics) {
+  std::vector<Column> columns = {{"frame", ColumnType::u32},
           {"x", ColumnType::f32},
           {"y", ColumnType::f32},
           {"photons", ColumnType::f32},
@@ -50,10 +52,10 @@ std::vector<Column> picasso_columns() {
           {"lpx", ColumnType::f32},
           {"lpy", ColumnType::f32},
           {"ellipticity", ColumnType::f32},
-          {"net_gradient", ColumnType::f32},
-          {"chi2", ColumnType::f32},
-          {"iterations", ColumnType::i32},
-          {"status", ColumnType::i32}};
+          {"net_gradient", ColumnType::f32}};
+  if (fit_diagnostics)
+    columns.insert(columns.end(), {{"chi2", ColumnType::f32}, {"iterations", ColumnType::i32}, {"status", ColumnType::i32}});
+  return columns;
 }
 
 // Locale-independent YAML scalars (yaml-cpp's emitter formats numbers through iostreams).
@@ -96,7 +98,7 @@ class PicassoWriter final : public LocalizationWriter {
         throw UsageError(path,
                          "provenance parameter '" + key + "' is given twice or clashes with a key the writer sets");
     }
-    table_ = create_hdf5_table_writer(path, "locs", picasso_columns());
+    table_ = create_hdf5_table_writer(path, "locs", picasso_columns(ctx_.fit_diagnostics));
   }
 
   void append(std::span<const Localization> locs) override {
@@ -125,7 +127,8 @@ class PicassoWriter final : public LocalizationWriter {
       v[kNetGradient] = static_cast<float>(l.net_gradient);
       v[kChi2] = static_cast<float>(l.chi2);
       bool finite = true;
-      for (int c = kX; c <= kChi2; ++c) finite = finite && std::isfinite(v[c]);
+      const int last = ctx_.fit_diagnostics ? kChi2 : kNetGradient;  // what is written must be finite
+      for (int c = kX; c <= last; ++c) finite = finite && std::isfinite(v[c]);
       if (!finite) {
         ++counts_.non_finite;
         continue;
@@ -139,9 +142,12 @@ class PicassoWriter final : public LocalizationWriter {
         continue;
       }
       rows_.push_back(static_cast<double>(l.frame));
-      for (int c = kX; c <= kChi2; ++c) rows_.push_back(v[c]);
-      rows_.push_back(l.iterations);
-      rows_.push_back(static_cast<int>(l.status));
+      for (int c = kX; c <= kNetGradient; ++c) rows_.push_back(v[c]);
+      if (ctx_.fit_diagnostics) {
+        rows_.push_back(v[kChi2]);
+        rows_.push_back(l.iterations);
+        rows_.push_back(static_cast<int>(l.status));
+      }
       ++counts_.written;
     }
     table_->append(rows_);
@@ -177,6 +183,9 @@ class PicassoWriter final : public LocalizationWriter {
     movie << YAML::Key << "Frames" << YAML::Value << number_text(ctx_.frames);
     movie << YAML::Key << "Pixelsize" << YAML::Value << number_text(pixel_size);
     if (!ctx_.data_type.empty()) movie << YAML::Key << "Data Type" << YAML::Value << ctx_.data_type;
+    for (const auto& [key, value] : ctx_.movie)
+      if (key != "Width" && key != "Height" && key != "Frames" && key != "Pixelsize" && key != "Data Type")
+        movie << YAML::Key << key << YAML::Value << value;
     movie << YAML::EndMap;
 
     YAML::Emitter fit;

@@ -48,6 +48,18 @@ void Fit2dOutput::finish() {
   outputs.commit();
 }
 
+void print_camera(std::ostream& out, const Camera& camera, const std::vector<std::string>& from_movie,
+                  const std::string& movie_metadata) {
+  out << "  camera:             baseline " << camera.baseline << " ADU, " << camera.sensitivity << " e-/ADU, EM gain "
+      << camera.em_gain << ", pixel " << camera.pixel_size_nm << " nm";
+  if (!from_movie.empty()) {
+    out << " (";
+    for (std::size_t i = 0; i < from_movie.size(); ++i) out << (i ? ", " : "") << from_movie[i];
+    out << " from " << movie_metadata << ")";
+  }
+  out << "\n";
+}
+
 void print_fit2d_outputs(std::ostream& out, const Fit2dOutput& output, std::int64_t candidates, std::int64_t rejected,
                          double median_precision_nm, double pixel_size_nm) {
   const LocalizationWriter& writer = output.writer();

@@ -45,6 +45,10 @@ class Fit2dOutput {
   MedianHistogram precisions_nm_;
 };
 
+// "  camera: baseline ... (Sensitivity from movie.yaml)": the camera in effect and which values the movie gave.
+void print_camera(std::ostream& out, const Camera& camera, const std::vector<std::string>& from_movie,
+                  const std::string& movie_metadata);
+
 // "  localizations: ... output: ..." lines of fit2d's summary, after the first line.
 void print_fit2d_outputs(std::ostream& out, const Fit2dOutput& output, std::int64_t candidates, std::int64_t rejected,
                          double median_precision_nm, double pixel_size_nm);

@@ -39,16 +39,35 @@ FitSettings fit_settings(const Params& p) {
   return s;
 }
 
-// The file's pixel size wins over the default, but not over a value the user set.
-Camera camera(const Params& p, const StackInfo& info) {
+// The movie's own camera (its metadata .yaml: Baseline, Sensitivity, Gain, Qe;
+// the pixel size from the image file or that .yaml) wins over the defaults, but
+// not over a value the user set. `from_movie` lists the keys taken from the movie.
+Camera camera(const Params& p, const StackInfo& info, std::vector<std::string>& from_movie) {
+  const auto value = [&](const char* key) {
+    const std::string path = std::string("Camera/") + key;
+    double v = p.get_real(path);
+    if (p.source(path).file != "default") return v;
+    if (std::string(key) == "Pixelsize") {
+      if (info.pixel_size_nm > 0) from_movie.push_back(key);
+      return info.pixel_size_nm > 0 ? info.pixel_size_nm : v;
+    }
+    if (const std::string* text = info.metadata_value(key)) {
+      char* end = nullptr;
+      const double m = std::strtod(text->c_str(), &end);
+      if (end == text->c_str() || *end != '\0' || !std::isfinite(m))
+        throw InputError(info.metadata_path, std::string(key) + " is not a number: '" + *text + "'");
+      from_movie.push_back(key);
+      v = m;
+    }
+    return v;
+  };
   Camera c;
-  c.baseline = p.get_real("Camera/Baseline");
-  c.sensitivity = p.get_real("Camera/Sensitivity");
-  c.em_gain = p.get_real("Camera/Gain");
-  c.qe = p.get_real("Camera/Qe");
-  c.pixel_size_nm = p.get_real("Camera/Pixelsize");
-  if (p.source("Camera/Pixelsize").file == "default" && info.pixel_size_nm > 0) c.pixel_size_nm = info.pixel_size_nm;
-  c.validate(p.source("Camera/Gain").describe());
+  c.baseline = value("Baseline");
+  c.sensitivity = value("Sensitivity");
+  c.em_gain = value("Gain");
+  c.qe = value("Qe");
+  c.pixel_size_nm = value("Pixelsize");
+  c.validate(from_movie.empty() ? p.source("Camera/Gain").describe() : info.metadata_path.empty() ? info.path : info.metadata_path);
   return c;
 }
 
@@ -171,7 +190,8 @@ void run_fit2d(const Fit2dOptions& options, ToolContext& ctx, std::ostream& out)
                                                               std::to_string(settings.detect.box));
   settings.detect.threshold = p.get_real("Detection/threshold");
   settings.fit = fit_settings(p);
-  settings.camera = camera(p, info);
+  std::vector<std::string> camera_from_movie;
+  settings.camera = camera(p, info, camera_from_movie);
   settings.filter = {p.get_real("Filter/min sigma"), p.get_real("Filter/max sigma"), p.get_real("Filter/min photons"),
                      p.get_real("Filter/max precision")};
   settings.chunk_frames = p.get_int("Input/chunk frames");
@@ -190,7 +210,11 @@ void run_fit2d(const Fit2dOptions& options, ToolContext& ctx, std::ostream& out)
   }
   const std::string format = p.get_string("Output/format") == "auto" ? "" : p.get_string("Output/format");
   LocWriterContext wctx = writer_context(info, settings.camera);
-  wctx.parameters = provenance(p, info.path);
+  wctx.fit_diagnostics = p.get_bool("Output/fit diagnostics");
+  // The camera in effect is written once, under Picasso's names (Pixelsize, Baseline, ...): the
+  // Camera/ parameters are left out of the provenance so the two never disagree.
+  for (auto& entry : provenance(p, info.path))
+    if (entry.first.rfind("Camera/", 0) != 0) wctx.parameters.push_back(std::move(entry));
   const MpiWorld& world = mpi_world();
   if (!options.partial.empty()) {
     if (world.size > 1) throw UsageError("mpirun", "--partial writes one part per process; start it without mpirun");
@@ -234,6 +258,7 @@ void run_fit2d(const Fit2dOptions& options, ToolContext& ctx, std::ostream& out)
   sink->finish();
   out << "fit2d: " << info.path << ": " << summary.frames << " frames (" << info.width << "x" << info.height << " "
       << to_string(info.type) << ") on " << summary.device << "\n";
+  print_camera(out, settings.camera, camera_from_movie, info.metadata_path.empty() ? info.path : info.metadata_path);
   print_fit2d_outputs(out, *sink, summary.candidates, summary.rejected, summary.median_precision_nm,
                       settings.camera.pixel_size_nm);
   out << "  time:               " << std::setprecision(3) << summary.seconds << " s, " << std::setprecision(4)

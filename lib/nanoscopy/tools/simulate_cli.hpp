@@ -18,7 +18,9 @@ struct MovieCliOptions {
 
 void add_movie_options(CLI::App& cmd, MovieCliOptions& options);
 
-// Writes the movie and <stem>_truth.csv beside it; prints a one-line summary.
+// Writes the movie, its camera (<stem>.yaml, Picasso's movie info with Baseline,
+// Sensitivity, Gain, Pixelsize) and <stem>_truth.csv (ThunderSTORM conventions)
+// beside it; prints a one-line summary.
 void run_simulate_movie(MovieCliOptions options, std::uint64_t seed, bool quiet);
 
 struct BlinkingCliOptions {
