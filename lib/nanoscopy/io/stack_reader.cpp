@@ -58,7 +58,9 @@ const std::string* StackInfo::metadata_value(const std::string& key) const {
 }
 
 void StackReader::attach_metadata(const std::string& yaml_path) {
-  info_.metadata = detail::movie_metadata(yaml_path);
+  auto metadata = detail::movie_metadata(yaml_path);
+  info_.metadata = std::move(metadata.scalars);
+  info_.metadata_yaml = std::move(metadata.yaml);
   info_.metadata_path = yaml_path;
   if (info_.pixel_size_nm > 0) return;
   if (const std::string* text = info_.metadata_value("Pixelsize")) {

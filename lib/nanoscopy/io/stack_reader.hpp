@@ -33,6 +33,7 @@ struct StackInfo {
   // beside the stack (Picasso's movie info: Width, Height, ..., and the camera as
   // Baseline, Sensitivity, Gain, Qe, Pixelsize), in file order; empty when none.
   std::vector<std::pair<std::string, std::string>> metadata;
+  std::string metadata_yaml;   // that whole first document (nested entries too), as YAML text
   std::string metadata_path;   // that .yaml, when there is one
 
   // The metadata value of `key`, if present.

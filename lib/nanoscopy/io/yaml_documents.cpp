@@ -47,7 +47,7 @@ std::vector<YAML::Node> load_yaml_documents(const std::string& path) {
   return YAML::LoadAll(stream);
 }
 
-std::vector<std::pair<std::string, std::string>> movie_metadata(const std::string& path) {
+MovieMetadata movie_metadata(const std::string& path) {
   std::vector<YAML::Node> documents;
   try {
     documents = load_yaml_documents(path);
@@ -58,9 +58,14 @@ std::vector<std::pair<std::string, std::string>> movie_metadata(const std::strin
   }
   if (documents.empty() || !documents.front().IsMap())
     throw InputError(path, "the movie's metadata must start with a map of keys (Width, Height, Frames, ...)");
-  std::vector<std::pair<std::string, std::string>> out;
+  MovieMetadata out;
   for (const auto& entry : documents.front())
-    if (entry.first.IsScalar() && entry.second.IsScalar()) out.emplace_back(entry.first.Scalar(), entry.second.Scalar());
+    if (entry.first.IsScalar() && entry.second.IsScalar())
+      out.scalars.emplace_back(entry.first.Scalar(), entry.second.Scalar());
+  YAML::Emitter text;
+  text << documents.front();
+  if (!text.good()) throw InputError(path, std::string("cannot re-emit the movie's metadata: ") + text.GetLastError());
+  out.yaml = text.c_str();
   return out;
 }
 

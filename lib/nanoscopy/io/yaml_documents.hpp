@@ -18,9 +18,14 @@ namespace nanoscopy::detail {
 // tests/fuzz).
 std::vector<YAML::Node> load_yaml_documents(const std::string& path);
 
-// The scalar entries of the first document (a map) of a movie's metadata file,
-// in file order; nested maps and lists are skipped. InputError naming `path` when
-// the file is unreadable, not YAML, or its first document is not a map.
-std::vector<std::pair<std::string, std::string>> movie_metadata(const std::string& path);
+// The first document (a map) of a movie's metadata file: its scalar entries in
+// file order (nested maps and lists are skipped there), and the whole document
+// as YAML text. InputError naming `path` when the file is unreadable, not YAML,
+// or its first document is not a map.
+struct MovieMetadata {
+  std::vector<std::pair<std::string, std::string>> scalars;
+  std::string yaml;
+};
+MovieMetadata movie_metadata(const std::string& path);
 
 }  // namespace nanoscopy::detail

@@ -106,7 +106,7 @@ LocWriterContext writer_context(const StackInfo& info, const Camera& camera) {
   ctx.height = info.height;
   ctx.frames = info.frames;
   ctx.data_type = to_string(info.type);
-  ctx.movie = info.metadata;
+  ctx.movie_yaml = info.metadata_yaml;
   ctx.version = NANOSCOPY_VERSION;
   return ctx;
 }

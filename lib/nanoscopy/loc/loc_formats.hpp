@@ -73,10 +73,10 @@ struct LocWriterContext {
   // Values are written as YAML scalars (so "0.01" reads back as a number). A key that clashes with
   // one the writer writes itself is a UsageError.
   std::vector<std::pair<std::string, std::string>> parameters;
-  // The movie's own metadata (StackInfo::metadata), carried into the first YAML
-  // document as Picasso Localize carries the movie's info; our Width, Height,
-  // Frames, Data Type and Pixelsize take the place of the movie's.
-  std::vector<std::pair<std::string, std::string>> movie;
+  // The movie's own metadata (StackInfo::metadata_yaml, a YAML map), carried into
+  // the first YAML document as Picasso Localize carries the movie's info; our
+  // Width, Height, Frames, Data Type and Pixelsize take the place of the movie's.
+  std::string movie_yaml;
   // Picasso HDF5: also chi2, iterations and status after Picasso's own fields
   // (Picasso's link and other post-processing drop fields they do not know).
   bool fit_diagnostics = false;

@@ -183,9 +183,20 @@ class PicassoWriter final : public LocalizationWriter {
     movie << YAML::Key << "Frames" << YAML::Value << number_text(ctx_.frames);
     movie << YAML::Key << "Pixelsize" << YAML::Value << number_text(pixel_size);
     if (!ctx_.data_type.empty()) movie << YAML::Key << "Data Type" << YAML::Value << ctx_.data_type;
-    for (const auto& [key, value] : ctx_.movie)
-      if (key != "Width" && key != "Height" && key != "Frames" && key != "Pixelsize" && key != "Data Type")
-        movie << YAML::Key << key << YAML::Value << value;
+    if (!ctx_.movie_yaml.empty()) {
+      YAML::Node info;
+      try {
+        info = YAML::Load(ctx_.movie_yaml);
+      } catch (const YAML::Exception& e) {
+        throw OutputError(files_[1], "the movie's metadata does not read back as YAML: " + e.msg);
+      }
+      if (info.IsMap())
+        for (const auto& entry : info) {
+          const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : std::string();
+          if (key != "Width" && key != "Height" && key != "Frames" && key != "Pixelsize" && key != "Data Type")
+            movie << YAML::Key << entry.first << YAML::Value << entry.second;
+        }
+    }
     movie << YAML::EndMap;
 
     YAML::Emitter fit;

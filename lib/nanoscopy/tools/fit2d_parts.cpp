@@ -63,8 +63,6 @@ std::vector<Localization> unpack_localizations(std::span<const double> rows) {
 TextAttributes writer_context_attributes(const LocWriterContext& c) {
   nlohmann::json parameters = nlohmann::json::array();
   for (const auto& [key, value] : c.parameters) parameters.push_back({key, value});
-  nlohmann::json movie = nlohmann::json::array();
-  for (const auto& [key, value] : c.movie) movie.push_back({key, value});
   return {{"width", std::to_string(c.width)},
           {"height", std::to_string(c.height)},
           {"data_type", c.data_type},
@@ -75,7 +73,7 @@ TextAttributes writer_context_attributes(const LocWriterContext& c) {
           {"pixel_size_nm", exact(c.camera.pixel_size_nm)},
           {"version", c.version},
           {"provenance", parameters.dump()},
-          {"movie", movie.dump()},
+          {"movie", c.movie_yaml},
           {"fit_diagnostics", c.fit_diagnostics ? "1" : "0"}};
 }
 
@@ -94,12 +92,10 @@ LocWriterContext writer_context_from(const PartFile& part) {
   try {
     for (const auto& pair : nlohmann::json::parse(part.text("provenance")))
       c.parameters.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<std::string>());
-    for (const auto& pair : nlohmann::json::parse(part.text("movie")))
-      c.movie.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<std::string>());
   } catch (const nlohmann::json::exception&) {
-    throw InputError(part.origin.path,
-                     "the provenance or movie attribute is not a list of name/value pairs (damaged part file?)");
+    throw InputError(part.origin.path, "the provenance attribute is not a list of name/value pairs (damaged part file?)");
   }
+  c.movie_yaml = part.text("movie");
   c.fit_diagnostics = part.text("fit_diagnostics") == "1";
   return c;
 }
