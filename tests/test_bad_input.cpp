@@ -247,7 +247,8 @@ TEST_CASE("fit2d: broken stacks, a frame smaller than the box, absurd parameters
                    {m + " -o " + q(f.links / "devfull.csv"), 4, "devfull.csv", "is not a regular file"},
                    {m + " -o " + q(f.links / "devfull.hdf5"), 4, "devfull.hdf5", "is not a regular file"},
                    {m + " --frames 0:5 --partial " + q(f.plain / "p.h5"), 4, "afile.txt", "is not a directory"},
-                   {m + " -o " + q(f.full_dir / "locs.csv"), 4, "locs.csv", "No space left on device", true},
+                   // The rows fill the disk; the .yaml beside them (written last) is the file that fails.
+                   {m + " -o " + q(f.full_dir / "locs.csv"), 4, "locs.yaml", "No space left on device", true},
                    {m + " -o " + q(f.full_dir / "locs.hdf5"), 4, "locs.hdf5", "No space left on device", true},
                    {m + " --frames 0:5 --partial " + q(f.full_dir / "p.h5"), 4, "p.h5", "No space left on device",
                     true},
@@ -380,8 +381,9 @@ TEST_CASE("fit2d merge, smre merge, sofi merge: broken parts and unwritable outp
                        "is not a directory"},
                       {"merge " + p0 + " " + p1 + " -o " + q(f.links / ("devfull" + ext)), 4, "devfull" + ext,
                        "is not a regular file"},
-                      {"merge " + p0 + " " + p1 + " -o " + q(f.full_dir / ("m" + ext)), 4, "m" + ext,
-                       "No space left on device", true},
+                      // fit2d's CSV rows fill the disk; the .yaml beside them (written last) is the file that fails.
+                      {"merge " + p0 + " " + p1 + " -o " + q(f.full_dir / ("m" + ext)), 4,
+                       t == "fit2d" ? std::string("m.yaml") : "m" + ext, "No space left on device", true},
                   });
   }
 }
@@ -478,5 +480,6 @@ TEST_CASE("NaN and Inf pixels: fit2d detects no spot near them and writes only f
       fs::remove(f.out / ("locs.yaml"));
     }
   fs::remove(f.out / "clean.csv");
+  fs::remove(f.out / "clean.yaml");
   CHECK(fs::is_empty(f.out));
 }

@@ -119,12 +119,12 @@ TEST_CASE("fit2d parts merge to the rows and drift of one run, in any order; --s
   SUBCASE("--series: a second file's frames follow the first's") {
     const auto second = movie(dir, "n.tif", "--frames 30 --seed 6");
     REQUIRE(tool("fit2d", q(second) + " --partial " + q(dir / "n.h5") + fit).exit_code == 0);
-    REQUIRE(tool("fit2d", q(second) + " -o " + q(dir / "n.csv") + fit).exit_code == 0);
+    REQUIRE(tool("fit2d", q(second) + " -o " + q(dir / "n_locs.csv") + fit).exit_code == 0);
     r = tool("fit2d", "merge --quiet --series" + parts + " " + q(dir / "n.h5") + " -o " + q(dir / "series.hdf5"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     const auto merged = read_localizations((dir / "series.hdf5").string());
     const auto first = read_localizations((dir / "whole.hdf5").string());
-    const auto alone = read_localizations((dir / "n.csv").string(), 108);
+    const auto alone = read_localizations((dir / "n_locs.csv").string(), 108);
     REQUIRE(merged.size() == first.size() + alone.size());
     CHECK(merged[first.size()].frame == alone[0].frame + 240);
     CHECK(merged.back().frame == alone.back().frame + 240);

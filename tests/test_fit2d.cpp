@@ -169,6 +169,13 @@ TEST_CASE("the camera comes from the movie's .yaml unless the user sets it; the 
   CHECK(bad.exit_code == 3);
   CHECK(bad.output.find("movie.yaml: Sensitivity is not a number") != std::string::npos);
   CHECK_FALSE(fs::exists(dir / "x.csv"));
+  // movie.tif -o movie.csv would write movie.yaml over the movie's own: refused before any work.
+  write_file(dir / "movie.yaml", yaml);
+  const auto clash = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote((dir / "movie.csv").string()));
+  CHECK(clash.exit_code == 2);
+  CHECK(clash.output.find("is the movie's own metadata") != std::string::npos);
+  CHECK(read_file(dir / "movie.yaml") == yaml);
+  CHECK_FALSE(fs::exists(dir / "movie.csv"));
 }
 
 TEST_CASE("Picasso's movie: its metadata leads the YAML, one pixel size, no second camera") {

@@ -483,9 +483,9 @@ TEST_CASE("frc --split and localization files") {
   ctx.width = 32;
   ctx.height = 32;
   ctx.frames = 200;
-  write_localizations((dir / "l.csv").string(), "", ctx, locs);
+  write_localizations((dir / "lc.csv").string(), "", ctx, locs);
   write_localizations((dir / "l.hdf5").string(), "", ctx, locs);
-  const auto lc = frc(shell_quote((dir / "l.csv").string()) + " --quiet --render-px 20 --time-blocks 10 --json " +
+  const auto lc = frc(shell_quote((dir / "lc.csv").string()) + " --quiet --render-px 20 --time-blocks 10 --json " +
                       shell_quote((dir / "lc.json").string()));
   INFO(lc.output);
   CHECK(lc.exit_code == 0);
@@ -502,6 +502,25 @@ TEST_CASE("frc --split and localization files") {
   CHECK(contains(lh.output, "localizations (Picasso HDF5"));
   CHECK(contains(lh.output, "in 10 time blocks"));
   CHECK(jh["status"] != "never above");
+  // The same field from the CSV, whose .yaml gives the camera frame, as from the HDF5; and the same curve.
+  CHECK(jc["width"] == 160);
+  CHECK(jc["resolution_nm"] == jh["resolution_nm"]);
+  CHECK(contains(lc.output, "field 32x32 px from lc.yaml"));
+  // Without the .yaml: the localizations' extent, said so; --field (with the pixel size) gives the frame back.
+  fs::remove(dir / "lc.yaml");
+  const auto extent = frc(shell_quote((dir / "lc.csv").string()) + " --quiet --render-px 20 --time-blocks 10 --json " +
+                          shell_quote((dir / "le.json").string()));
+  CHECK(extent.exit_code == 0);
+  CHECK(contains(extent.output, "from the localizations' extent"));
+  CHECK(nlohmann::json::parse(read_file(dir / "le.json"))["width"] < 160);
+  const auto given = frc(shell_quote((dir / "lc.csv").string()) + " --quiet --render-px 20 --time-blocks 10 --field 32x32 "
+                         "--pixel-size 100 --json " + shell_quote((dir / "lf.json").string()));
+  CHECK(given.exit_code == 0);
+  CHECK(contains(given.output, "field 32x32 px from --field"));
+  CHECK(nlohmann::json::parse(read_file(dir / "lf.json"))["width"] == 160);
+  const auto bad = frc(shell_quote((dir / "lc.csv").string()) + " --quiet --field 32by32 --pixel-size 100");
+  CHECK(bad.exit_code == 2);
+  CHECK(contains(bad.output, "is not WxH"));
 }
 
 TEST_CASE("frc bad input: one line, a distinct exit code, no output file") {

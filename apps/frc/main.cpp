@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
   app.bind("--page", "Input/page");
   app.bind("--split", "Input/split");
   app.bind("--render-px", "FRC/render px");
+  app.bind("--field", "FRC/field", "Localizations: the camera frame WxH in camera pixels (default: the .yaml beside the "
+                                   "file, else the localizations' extent)");
   app.bind("--time-blocks", "FRC/time blocks");
   app.bind("--seed", "FRC/seed");
   app.bind("--tukey", "FRC/tukey fraction");

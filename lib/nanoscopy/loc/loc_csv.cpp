@@ -11,6 +11,7 @@
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/table_writer.hpp"
 #include "nanoscopy/loc/loc_formats.hpp"
+#include "nanoscopy/loc/loc_yaml.hpp"
 
 namespace nanoscopy::detail {
 namespace {
@@ -53,10 +54,11 @@ std::vector<Column> thunderstorm_columns(bool fit_diagnostics) {
 class ThunderstormWriter final : public LocalizationWriter {
  public:
   ThunderstormWriter(const std::string& path, const LocWriterContext& ctx)
-      : LocalizationWriter(LocFormat::thunderstorm_csv, {path}),
+      : LocalizationWriter(LocFormat::thunderstorm_csv, {path, localization_yaml_path(path)}),
+        ctx_(ctx),
         pixel_size_(ctx.camera.pixel_size_nm),
         columns_(ctx.fit_diagnostics ? kCount : kChi2),
-        table_(create_csv_writer(path, thunderstorm_columns(ctx.fit_diagnostics))) {}
+        table_((check_yaml_context(path, ctx), create_csv_writer(path, thunderstorm_columns(ctx.fit_diagnostics)))) {}
 
   void append(std::span<const Localization> locs) override {
     rows_.clear();
@@ -91,9 +93,14 @@ class ThunderstormWriter final : public LocalizationWriter {
     counts_.written = id;
   }
 
-  void finish() override { table_->finish(); }
+  // The image size, camera and settings go beside the CSV (which has no room for
+  // them) in the .yaml Picasso keeps beside its HDF5: frc and merges read it back.
+  void finish() override {
+    finish_with_yaml(*table_, files_[0], files_[1], localization_yaml_text(ctx_, counts_, files_[1]));
+  }
 
  private:
+  LocWriterContext ctx_;
   double pixel_size_;
   int columns_;  // written per row: up to uncertainty, or every column with the diagnostics
   std::unique_ptr<TableWriter> table_;
@@ -206,6 +213,13 @@ std::unique_ptr<LocalizationWriter> create_thunderstorm_writer(const std::string
 }
 
 LocalizationFile read_thunderstorm_csv(const std::string& path, double pixel_size_nm) {
+  LocalizationFile file;
+  file.format = LocFormat::thunderstorm_csv;
+  // The .yaml fit2d writes beside its CSV (or Picasso's beside an export) gives the image
+  // size and, unless given, the pixel size.
+  read_localization_yaml(localization_yaml_path(path), file);
+  if (pixel_size_nm > 0) file.pixel_size_nm = pixel_size_nm;
+  pixel_size_nm = file.pixel_size_nm;
   if (!(pixel_size_nm > 0))
     throw UsageError(path, "reading a ThunderSTORM CSV needs the pixel size (nm) to convert positions to pixels");
   std::ifstream in(path, std::ios::binary);
@@ -244,9 +258,6 @@ LocalizationFile read_thunderstorm_csv(const std::string& path, double pixel_siz
     }
   };
 
-  LocalizationFile file;
-  file.format = LocFormat::thunderstorm_csv;
-  file.pixel_size_nm = pixel_size_nm;
   std::int64_t line_number = 1;
   while (std::getline(in, line)) {
     ++line_number;

@@ -127,17 +127,17 @@ LocWriteCounts write_localizations(const std::string& path, const std::string& f
 
 struct LocReadOptions {
   std::string format;        // "" = by extension
-  double pixel_size_nm = 0;  // CSV: required (> 0) to convert nm back to px.
-                             // Picasso: overrides the YAML's Pixelsize when > 0.
+  double pixel_size_nm = 0;  // Overrides the .yaml's Pixelsize when > 0; a CSV needs one or the
+                             // other to convert nm back to px.
 };
 
 // A localization file with what it says about the movie (0 where it says nothing).
 struct LocalizationFile {
   std::vector<Localization> locs;
   LocFormat format = LocFormat::thunderstorm_csv;
-  double pixel_size_nm = 0;                        // Picasso: the last YAML document's Pixelsize (the latest processing
-                                                   // step), else Camera.Pixelsize; CSV: the option
-  std::int64_t width = 0, height = 0, frames = 0;  // Picasso: the first YAML document
+  double pixel_size_nm = 0;                        // the option, else the .yaml's last Pixelsize (the latest
+                                                   // processing step), else its Camera.Pixelsize
+  std::int64_t width = 0, height = 0, frames = 0;  // the .yaml's first document (both formats)
 };
 
 // Reads either format. Columns/fields are found by name; unknown ones are ignored, missing optional
@@ -145,8 +145,8 @@ struct LocalizationFile {
 // localizations; sigma = (sx + sy)/2 for Picasso, lpy = lpx for CSV).
 // CSV: needs "frame" (InputError "no frame column"), "x [nm]"/"x [px]" and "y [..]"; converts back
 // with the 0.5 and the pixel size; values must be plain numbers (InputError naming file:line).
-// Picasso: needs /locs with frame, x, y; the .yaml beside it is read when present (a missing one
-// leaves the metadata 0; a malformed one is an InputError).
+// Picasso: needs /locs with frame, x, y. Both: the .yaml beside the file is read when present (a
+// missing one leaves the metadata 0; a malformed one is an InputError).
 LocalizationFile read_localization_file(const std::string& path, const LocReadOptions& options = {});
 
 // The rows only. pixel_size_nm as in LocReadOptions (required for CSV).

@@ -227,7 +227,14 @@ void run_fit2d(const Fit2dOptions& options, ToolContext& ctx, std::ostream& out)
   // Outputs are opened (and their directories checked) before any work; under
   // mpirun only rank 0 writes.
   std::unique_ptr<Fit2dOutput> sink;
-  if (world.rank == 0) sink = std::make_unique<Fit2dOutput>(output, format, wctx, options.track, p, info.path);
+  if (world.rank == 0) {
+    sink = std::make_unique<Fit2dOutput>(output, format, wctx, options.track, p, info.path);
+    // movie.tif -o movie.csv would put the localizations' .yaml over the movie's own.
+    for (const auto& file : sink->writer().files())
+      if (!info.metadata_path.empty() && fs::weakly_canonical(file) == fs::weakly_canonical(info.metadata_path))
+        throw UsageError(file, "is the movie's own metadata: name the localizations differently (e.g. " +
+                                   sibling_path(input_path, "_locs" + fs::path(output).extension().string()) + ")");
+  }
 
   PipelineSummary summary;
   if (world.size > 1) {

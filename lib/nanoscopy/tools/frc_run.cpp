@@ -119,17 +119,44 @@ ImagePair render_localizations(const std::string& path, const Params& params, co
   const double given = params.get_real("FRC/pixel size");
   const LocFormat format = loc_format_for(path);
   LocReadOptions ro;
-  // A CSV is in nm: any pixel size converts it to px and back; 1 nm keeps the numbers.
-  ro.pixel_size_nm = given > 0 ? given : (format == LocFormat::thunderstorm_csv ? 1.0 : 0.0);
+  ro.pixel_size_nm = given;
+  // A CSV is in nm: without a pixel size (given, or in the .yaml beside it) any size converts it to
+  // px and back; 1 nm keeps the numbers.
+  const bool nominal = format == LocFormat::thunderstorm_csv && !(given > 0) &&
+                       !fs::exists(fs::path(path).replace_extension(".yaml"));
+  if (nominal) ro.pixel_size_nm = 1.0;
   LocalizationFile file = read_localization_file(path, ro);
   LocRenderSettings s;
-  s.pixel_size_nm = format == LocFormat::thunderstorm_csv ? ro.pixel_size_nm : (given > 0 ? given : file.pixel_size_nm);
+  s.pixel_size_nm = file.pixel_size_nm;
   if (!(s.pixel_size_nm > 0))
     throw UsageError("--pixel-size", path + " does not say its pixel size: give the camera pixel in nm");
   s.render_px_nm = params.get_real("FRC/render px");
   s.time_blocks = static_cast<int>(params.get_int("FRC/time blocks"));
   s.seed = static_cast<std::uint64_t>(params.get_int("FRC/seed"));
-  if (format == LocFormat::picasso_hdf5) s.width_px = file.width, s.height_px = file.height;
+  // The rendered field: the camera frame, from the option or the .yaml beside the file (fit2d writes one
+  // beside its CSV as beside its HDF5); else the localizations' extent, which is smaller.
+  std::string field_source;
+  if (const std::string field = params.get_string("FRC/field"); !field.empty()) {
+    const auto x = field.find('x');
+    try {
+      std::size_t used = 0;
+      s.width_px = std::stoll(field.substr(0, x), &used);
+      if (x == std::string::npos || used != x) throw std::invalid_argument(field);
+      s.height_px = std::stoll(field.substr(x + 1), &used);
+      if (used != field.size() - x - 1) throw std::invalid_argument(field);
+    } catch (const std::exception&) {
+      s.width_px = s.height_px = 0;
+    }
+    if (!(s.width_px > 0 && s.height_px > 0))
+      throw UsageError(params.source("FRC/field").describe(), "'" + field + "' is not WxH in camera pixels (e.g. 256x256)");
+    if (nominal) throw UsageError("--field", path + " does not say its pixel size: give --pixel-size too");
+    field_source = "--field";
+  } else if (file.width > 0 && file.height > 0) {
+    s.width_px = file.width, s.height_px = file.height;
+    field_source = fs::path(path).replace_extension(".yaml").filename().string();
+  } else {
+    field_source = "the localizations' extent (no .yaml beside the file: give --field WxH for the camera frame)";
+  }
 
   std::int64_t total = file.frames;
   for (const Localization& l : file.locs) total = std::max(total, l.frame + 1);
@@ -148,7 +175,7 @@ ImagePair render_localizations(const std::string& path, const Params& params, co
   std::ostringstream d;
   d << r.count_a << " + " << r.count_b << " localizations (" << loc_format_name(format) << ", frames " << r.first_frame
     << ".." << r.last_frame << ") in " << s.time_blocks << " time blocks, rendered at " << s.render_px_nm << " nm/px ("
-    << p.width << "x" << p.height << ")";
+    << p.width << "x" << p.height << "; field " << (s.width_px > 0 ? std::to_string(s.width_px) + "x" + std::to_string(s.height_px) + " px from " : std::string("from ")) << field_source << ")";
   report.mode = "localizations";
   report.detail = d.str();
   report.pixel_size_nm = s.render_px_nm;

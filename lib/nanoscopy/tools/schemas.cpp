@@ -88,6 +88,9 @@ const Schema& frc_schema() {
     s.real("FRC/pixel size", 0, 0, {}, "camera pixel size in nm (0: the file's own, else results in px only)");
     s.real("FRC/tukey fraction", 0.125, 0, 0.5, "cosine taper of the window on each side, as a fraction of the side");
     s.positive_real("FRC/render px", 10, "localizations: rendered histogram pixel in nm");
+    s.string("FRC/field", "",
+             "localizations: the camera frame WxH in camera pixels (empty: the .yaml beside the file, else the "
+             "localizations' extent)");
     s.integer("FRC/time blocks", 20, 2, 1000000, "localizations: blocks of consecutive frames, half to each image (even)");
     s.integer("FRC/seed", 1, 0, {}, "localizations: seed of the random assignment of time blocks");
     return s;

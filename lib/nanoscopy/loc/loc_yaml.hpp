@@ -1,0 +1,41 @@
+// Internal: the .yaml beside a localization file (Picasso's multi-document
+// info: the movie's metadata with Width, Height, Frames and Pixelsize first,
+// then the camera and the fit settings), written beside Picasso HDF5 and
+// ThunderSTORM CSV alike so a CSV keeps the image size; and its reader.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "nanoscopy/io/table_writer.hpp"
+#include "nanoscopy/loc/loc_formats.hpp"
+
+namespace nanoscopy::detail {
+
+// X.yaml for X.hdf5 or X.csv.
+std::string localization_yaml_path(const std::string& path);
+
+// Locale-independent number text (yaml-cpp's emitter formats numbers through iostreams).
+std::string number_text(double v);
+std::string number_text(std::int64_t v);
+
+// UsageError naming `path` when the .yaml would be the file itself, or a
+// provenance parameter is unnamed, repeated or clashes with a key the writer sets.
+void check_yaml_context(const std::string& path, const LocWriterContext& ctx);
+
+// The two YAML documents; OutputError naming `yaml_path` when they cannot be formatted.
+std::string localization_yaml_text(const LocWriterContext& ctx, const LocWriteCounts& counts,
+                                   const std::string& yaml_path);
+
+// Finishes `table` (committed at `table_path`) and writes `yaml_text` to
+// `yaml_path`, both or neither: the .yaml is written under its temporary name
+// first, then the table is committed, then the .yaml (a failure there removes
+// the committed table).
+void finish_with_yaml(TableWriter& table, const std::string& table_path, const std::string& yaml_path,
+                      const std::string& yaml_text);
+
+// Width, Height, Frames (first document) and the latest Pixelsize of `yaml_path`
+// into `file`, when the file exists; InputError when it is not valid YAML.
+void read_localization_yaml(const std::string& yaml_path, LocalizationFile& file);
+
+}  // namespace nanoscopy::detail
