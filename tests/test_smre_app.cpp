@@ -93,7 +93,7 @@ TEST_CASE("simulate: blur and noise a true image, restore it better than the mea
   const auto truth = dir / "truth.tif";
   write_stack(truth, truth_image(64, 64), 64, 64);
   const auto log = dir / "conv.csv";
-  const auto r = smre("--quiet --simulate --noise 3 --psf 2 --icd --iterations 150 --report-interval 10 --log " +
+  const auto r = smre("--quiet --simulate --noise 3 --psf 2 --icd --iterations 150 --tolerance 0 --report-interval 10 --log " +
                       shell_quote(log.string()) + " --weights closed-form " + shell_quote(truth.string()) + " -o " +
                       shell_quote((dir / "x.h5").string()));
   INFO(r.output);
@@ -140,6 +140,36 @@ TEST_CASE("the tolerance stop really stops, and the iteration cap holds") {
   const auto capped = smre("--quiet --icd --psf 1.5 --noise 2 --tolerance 0 --iterations 7 --weights closed-form " +
                            shell_quote(input.string()) + " -o " + shell_quote((dir / "b.tif").string()));
   CHECK(capped.output.find("iterations: 7, 0 of 1 converged") != std::string::npos);
+}
+
+TEST_CASE("the defaults converge on ordinary frames; the stop is scale-free; a cap that bites says so") {
+  TempDir dir;
+  // Four 64x64 camera frames of blinking emitters (the case a user reported running 10,000 iterations).
+  const auto r0 = run_command(shell_quote(app_path("bench")) + " -q simulate blinking -o " +
+                              shell_quote((dir / "qd.tif").string()) + " --frames 4 --size 64 --emitters 30");
+  REQUIRE_MESSAGE(r0.exit_code == 0, r0.output);
+  const auto r = smre(shell_quote((dir / "qd.tif").string()) + " -q --device cpu");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("4 of 4 converged") != std::string::npos);
+  CHECK(r.output.find("note:") == std::string::npos);
+  // The same frames x 10 (another camera gain): the same number of iterations.
+  auto frames = read_all((dir / "qd.tif").string());
+  for (float& v : frames) v *= 10.0f;
+  write_stack(dir / "qd10.tif", frames, 64, 64);
+  const auto r10 = smre(shell_quote((dir / "qd10.tif").string()) + " -q --device cpu");
+  INFO(r10.output);
+  const auto iterations = [](const std::string& text) {
+    const auto at = text.find("iterations: ");
+    return at == std::string::npos ? -1L : std::stol(text.substr(at + 12));
+  };
+  CHECK(iterations(r10.output) == iterations(r.output));
+  // A cap that stops the frames first: the result is written, with one note saying so.
+  const auto capped = smre(shell_quote((dir / "qd.tif").string()) + " -q --device cpu --iterations 10 -o " +
+                           shell_quote((dir / "capped.tif").string()));
+  CHECK(capped.exit_code == 0);
+  CHECK(capped.output.find("smre: note: 4 of 4 frames stopped at the iteration cap (10)") != std::string::npos);
+  CHECK(fs::exists(dir / "capped.tif"));
 }
 
 TEST_CASE("a stack: every frame in the range, each restored on its own") {
@@ -206,7 +236,7 @@ TEST_CASE("--print-weights: the reference weights for 1024^2, and the weights of
     CHECK(r.output.find(c) != std::string::npos);
   TempDir dir;
   write_stack(dir / "in.tif", noisy_stack(50, 40, 1, 1.0, 4), 50, 40);
-  const auto img = smre("--print-weights --weights closed-form --mrdepth 5 " + shell_quote((dir / "in.tif").string()));
+  const auto img = smre("--print-weights --exact --weights closed-form --mrdepth 5 " + shell_quote((dir / "in.tif").string()));
   INFO(img.output);
   CHECK(img.output.find("on a 128x128 frame") != std::string::npos);  // 50x40 + 2x36 margin -> 128x128 (tile grid)
   CHECK(img.output.find("5,25,") != std::string::npos);
@@ -274,7 +304,7 @@ TEST_CASE("bad input: one line naming the file or option, a distinct exit code, 
       {"--psf -1 " + small, 2, "--psf", "in (0, inf)"},
       {"--noise -2 " + small, 2, "gaussian noise", ""},
       {"--psf 6 " + small, 2, "--psf", "wider than the 40x40 image"},
-      {"--mrdepth 41 " + small, 2, "MRdepth", "do not fit the 40x40 image"},
+      {"--exact --mrdepth 41 " + small, 2, "MRdepth", "do not fit the 40x40 image"},
       {"--icd --iterations 20 --weights closed-form " + shell_quote((dir / "nan.tif").string()), 3, "nan.tif frame 1",
        "NaN or infinite"},
       {"--icd --anscombe --weights closed-form " + shell_quote((dir / "negative.tif").string()), 3,

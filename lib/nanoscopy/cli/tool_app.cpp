@@ -68,13 +68,15 @@ CLI::Option* ToolApp::bind(const std::string& flags, const std::string& path, co
   return option;
 }
 
-CLI::Option* ToolApp::bind_flag(const std::string& flags, const std::string& path, const std::string& help) {
+CLI::Option* ToolApp::bind_flag(const std::string& flags, const std::string& path, const std::string& help,
+                                const std::string& value) {
   const ParamSpec* spec = schema_.find(path);
   if (!spec || spec->type != ParamType::boolean)
     throw std::logic_error("flag " + flags + " bound to a parameter that is not boolean: " + path);
   auto binding = std::make_unique<Binding>();
   binding->path = path;
   binding->is_flag = true;
+  binding->value = value;
   binding->option = app_.add_flag(flags)->description((help.empty() ? spec->doc : help) + " [param '" + path + "']");
   auto* option = binding->option;
   bindings_.push_back(std::move(binding));
@@ -116,7 +118,7 @@ int ToolApp::run(int argc, char** argv, const std::function<void(ToolContext&)>&
     Params params = params_file_.empty() ? schema_.defaults() : schema_.resolve(load_param_file(params_file_));
     for (const auto& b : bindings_) {
       if (b->option->count() == 0) continue;
-      const std::string value = b->is_flag ? "true" : b->value;
+      const std::string& value = b->value;
       params.set(b->path, value, ParamSource{"command line " + b->option->get_name(), 0});
     }
     if (app_.count("--print-params") > 0) {

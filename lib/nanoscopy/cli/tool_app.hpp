@@ -35,7 +35,10 @@ class ToolApp {
   // parameter's doc and shows its default).
   CLI::Option* bind(const std::string& flags, const std::string& path, const std::string& help = "");
   // A flag that sets boolean parameter `path` to true.
-  CLI::Option* bind_flag(const std::string& flags, const std::string& path, const std::string& help = "");
+  // A flag that sets the boolean parameter `path` to `value` ("true", or "false" for
+  // the flag that turns a default on off).
+  CLI::Option* bind_flag(const std::string& flags, const std::string& path, const std::string& help = "",
+                         const std::string& value = "true");
 
   // Text appended to --help (examples, exit codes).
   void set_footer(const std::string& text);
@@ -54,7 +57,7 @@ class ToolApp {
   struct Binding {
     CLI::Option* option;
     std::string path;
-    std::string value;  // filled by CLI11
+    std::string value;  // filled by CLI11; a flag's value when given
     bool is_flag;
   };
 

@@ -142,9 +142,11 @@ std::vector<FrameOutcome> SmreRunner::run_batch(std::span<float> frames, std::in
       FrameOutcome& o = outcome[static_cast<std::size_t>(f)];
       o.iterations = it;
       o.last = stats[static_cast<std::size_t>(f)];
-      const bool done = (s.tolerance > 0 && o.last.step < s.tolerance) || it == s.max_iterations;
+      // Relative to the frame's noise, as the Dykstra stop: scale-free (ADU or photons alike).
+      const bool met = s.tolerance > 0 && o.last.step < s.tolerance * o.noise_sigma;
+      const bool done = met || it == s.max_iterations;
       if (done) {
-        o.converged = s.tolerance > 0 && o.last.step < s.tolerance;
+        o.converged = met;
         active[static_cast<std::size_t>(f)] = 0;
         --running;
       }

@@ -39,7 +39,7 @@ struct SmreSettings {
   int weight_samples = 500;            // Monte Carlo noise images
 
   long long max_iterations = 10000;
-  double tolerance = 1e-3;             // stop when |x_r - x_{r-1}| / sqrt(N) < tolerance (0: never)
+  double tolerance = 1e-3;             // stop when |x_r - x_{r-1}| / sqrt(N) < tolerance * sigma (0: never)
   long long report_interval = 1;
 };
 

@@ -33,7 +33,7 @@ void add_smre_bench_options(CLI::App& cmd, SmreBenchOptions& o) {
   cmd.add_option("--truth", o.truth, "true image for the quality table (default: scikit-image's camera.png)");
   cmd.add_option("--noise", o.noise, "noise levels of the quality table")->delimiter(',')->default_str("1,3,10");
   cmd.add_option("--psf", o.psf_sigma, "PSF sigma (px)")->default_val(o.psf_sigma);
-  cmd.add_option("--quality-iterations", o.quality_iterations, "iteration cap of the quality runs (tolerance 1e-3)")
+  cmd.add_option("--quality-iterations", o.quality_iterations, "iteration cap of the quality runs (tolerance 1e-3 sigma)")
       ->default_val(o.quality_iterations);
   cmd.add_option("--regularizer", o.regularizer, "regularizer of every run")->default_val(o.regularizer);
   cmd.add_option("--stack-frames", o.stack_frames, "frames of the 512^2 stack throughput run")
@@ -183,7 +183,7 @@ json quality_table(const SmreBenchOptions& o, const BenchDevice& dev, const Test
                    bool quiet, std::ostream& out) {
   json rows = json::array();
   out << "\n## Quality: " << truth.name << " (" << truth.width << "x" << truth.height << "), PSF sigma " << o.psf_sigma
-      << " px, " << o.regularizer << ", alpha 0.9 (closed-form weights), tolerance 1e-3, cap " << o.quality_iterations
+      << " px, " << o.regularizer << ", alpha 0.9 (closed-form weights), tolerance 1e-3 sigma, cap " << o.quality_iterations
       << ", on " << dev.label << "\n\n| noise | variant | |x-x*|/|I-x*| | iterations | seconds |\n|---|---|---|---|---|\n";
   if (!o.images.empty()) {
     fs::create_directories(o.images);

@@ -295,7 +295,12 @@ void run_smre(const SmreOptions& options, ToolContext& ctx, std::ostream& out) {
       << seconds << " s (" << static_cast<double>(frames) / seconds << " frames/s) on " << runner.engine_name()
       << (world.size > 1 ? " (" + std::to_string(world.size) + " MPI ranks)" : "") << "\n";
   out << "  iterations: " << iterations << (frames > 1 ? " in all" : "") << ", " << converged << " of " << frames
-      << " converged (tolerance " << settings.tolerance << ", cap " << settings.max_iterations << ")\n";
+      << " converged (tolerance " << settings.tolerance << " sigma, cap " << settings.max_iterations << ")\n";
+  if (converged < frames)
+    std::cerr << "smre: note: " << frames - converged << " of " << frames << " frame" << (frames == 1 ? "" : "s")
+              << " stopped at the iteration cap (" << settings.max_iterations
+              << ") before the tolerance: the result is written but not converged; raise --iterations or "
+                 "--tolerance\n";
   out << "  noise sigma: " << sigma_sum / static_cast<double>(frames)
       << (ro.anscombe ? " (Anscombe domain)" : (settings.noise_sigma > 0 ? " (given)" : " (estimated, mean)")) << "\n";
   if (frames == 1 && !outcomes.empty())
