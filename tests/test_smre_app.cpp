@@ -165,7 +165,7 @@ TEST_CASE("the defaults converge on ordinary frames; the stop is scale-free; a c
   };
   CHECK(iterations(r10.output) == iterations(r.output));
   // A cap that stops the frames first: the result is written, with one note saying so.
-  const auto capped = smre(shell_quote((dir / "qd.tif").string()) + " -q --device cpu --iterations 10 -o " +
+  const auto capped = smre(shell_quote((dir / "qd.tif").string()) + " --device cpu --iterations 10 -o " +
                            shell_quote((dir / "capped.tif").string()));
   CHECK(capped.exit_code == 0);
   CHECK(capped.output.find("smre: note: 4 of 4 frames stopped at the iteration cap (10)") != std::string::npos);

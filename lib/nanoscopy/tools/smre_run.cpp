@@ -296,7 +296,7 @@ void run_smre(const SmreOptions& options, ToolContext& ctx, std::ostream& out) {
       << (world.size > 1 ? " (" + std::to_string(world.size) + " MPI ranks)" : "") << "\n";
   out << "  iterations: " << iterations << (frames > 1 ? " in all" : "") << ", " << converged << " of " << frames
       << " converged (tolerance " << settings.tolerance << " sigma, cap " << settings.max_iterations << ")\n";
-  if (converged < frames)
+  if (converged < frames && !ro.quiet)
     std::cerr << "smre: note: " << frames - converged << " of " << frames << " frame" << (frames == 1 ? "" : "s")
               << " stopped at the iteration cap (" << settings.max_iterations
               << ") before the tolerance: the result is written but not converged; raise --iterations or "
