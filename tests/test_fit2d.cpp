@@ -159,7 +159,7 @@ TEST_CASE("the camera comes from the movie's .yaml unless the user sets it; the 
   CHECK(from_movie == doctest::Approx(2000).epsilon(0.15));  // not doubled: 0.5 e-/ADU was read
   CHECK(summary.find("0.5 e-/ADU") != std::string::npos);
   CHECK(summary.find("Sensitivity") != std::string::npos);
-  CHECK(summary.find("from " + (dir / "movie.yaml").string()) != std::string::npos);
+  CHECK(summary.find("from the movie: " + movie + ", " + (dir / "movie.yaml").string()) != std::string::npos);
   const auto [given, summary_given] = mean_photons(" --sensitivity 1");
   CHECK(given == doctest::Approx(2 * from_movie).epsilon(0.01));  // the command line wins
   CHECK(summary_given.find(" 1 e-/ADU") != std::string::npos);

@@ -166,6 +166,21 @@ void write_expectation(const fs::path& path, const LocWriterContext& ctx, const 
   test::write_file(path, j.dump());
 }
 
+// Writes `locs` to each of `names` in `dir` and checks each with its Python reader.
+void write_and_check_with_python(const fs::path& dir, const LocWriterContext& ctx, const std::vector<Localization>& locs,
+                                 const std::vector<std::string>& names) {
+  write_expectation(dir / "expected.json", ctx, locs);
+  for (const std::string& name : names) {
+    CAPTURE(name);
+    const auto path = (dir / name).string();
+    write_localizations(path, "", ctx, locs);
+    const auto check =
+        test::run_python(fs::path(name).extension() == ".csv" ? "locs_check_csv.py" : "locs_check_picasso.py",
+                         {path, (dir / "expected.json").string()});
+    CHECK_MESSAGE(check.exit_code == 0, check.output);
+  }
+}
+
 void require_python() {
   REQUIRE_MESSAGE(test::python_available(), "the cross-checks need /usr/bin/python3 with numpy, h5py and pandas");
 }
@@ -254,16 +269,7 @@ TEST_CASE("by default: Picasso Localize's least-squares fields and ThunderSTORM'
   auto ctx = test_context();
   ctx.fit_diagnostics = false;
   const auto locs = plain(test_locs());
-  write_expectation(dir / "expected.json", ctx, locs);
-  for (const std::string name : {"l.csv", "l_locs.hdf5"}) {
-    CAPTURE(name);
-    const auto path = (dir / name).string();
-    write_localizations(path, "", ctx, locs);
-    const auto check =
-        test::run_python(fs::path(name).extension() == ".csv" ? "locs_check_csv.py" : "locs_check_picasso.py",
-                         {path, (dir / "expected.json").string()});
-    CHECK_MESSAGE(check.exit_code == 0, check.output);
-  }
+  write_and_check_with_python(dir.path(), ctx, locs, {"l.csv", "l_locs.hdf5"});
   const std::string text = test::read_file(dir / "l.csv");
   CHECK(text.substr(0, text.find('\n')) ==
         "\"id\",\"frame\",\"x [nm]\",\"y [nm]\",\"sigma [nm]\",\"intensity [photon]\",\"offset [photon]\","
@@ -284,16 +290,9 @@ TEST_CASE("both formats under a comma-decimal global locale still write and read
   test::TempDir dir;
   const auto ctx = test_context();
   const auto locs = plain(test_locs());
-  write_expectation(dir / "expected.json", ctx, locs);
+  write_and_check_with_python(dir.path(), ctx, locs, {"l.csv", "l_locs.h5"});
   for (const std::string name : {"l.csv", "l_locs.h5"}) {
-    CAPTURE(name);
-    const auto path = (dir / name).string();
-    write_localizations(path, "", ctx, locs);
-    const auto check =
-        test::run_python(fs::path(name).extension() == ".csv" ? "locs_check_csv.py" : "locs_check_picasso.py",
-                         {path, (dir / "expected.json").string()});
-    CHECK_MESSAGE(check.exit_code == 0, check.output);
-    const LocalizationFile back = read_localization_file(path, {"", ctx.camera.pixel_size_nm});
+    const LocalizationFile back = read_localization_file((dir / name).string(), {"", ctx.camera.pixel_size_nm});
     CHECK(back.pixel_size_nm == ctx.camera.pixel_size_nm);
   }
   // The YAML's Pixelsize itself, read without a hint.

@@ -37,14 +37,8 @@ std::optional<PixelType> numpy_type(const std::string& name) {
 
 // Picasso's metadata may span several YAML documents; the movie's own comes first and holds Width.
 YAML::Node movie_document(const std::string& yaml_path) {
-  std::vector<YAML::Node> documents;
-  try {
-    documents = load_yaml_documents(yaml_path);
-  } catch (const YAML::BadFile&) {
-    throw InputError(yaml_path, "cannot read the .yaml that describes the .raw movie");
-  } catch (const YAML::Exception& e) {
-    throw InputError(yaml_path + ":" + std::to_string(e.mark.line + 1), "not valid YAML: " + e.msg);
-  }
+  const std::vector<YAML::Node> documents =
+      read_yaml_documents(yaml_path, "the .yaml that describes the .raw movie");
   for (const auto& doc : documents)
     if (doc.IsMap() && doc["Width"]) return doc;
   throw InputError(yaml_path, "no YAML document with the movie's Width, Height and Frames");

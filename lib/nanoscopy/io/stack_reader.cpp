@@ -51,10 +51,16 @@ void StackReader::read_float(std::int64_t first, std::int64_t count, float* dst)
   convert_to_float(info_.type, scratch_.data(), pixels, dst);
 }
 
-const std::string* StackInfo::metadata_value(const std::string& key) const {
-  for (const auto& [k, v] : metadata)
-    if (k == key) return &v;
-  return nullptr;
+std::optional<double> StackInfo::metadata_number(const std::string& key) const {
+  for (const auto& [k, text] : metadata) {
+    if (k != key) continue;
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() || *end != '\0' || !std::isfinite(v))
+      throw InputError(metadata_path, key + " is not a number: '" + text + "'");
+    return v;
+  }
+  return std::nullopt;
 }
 
 void StackReader::attach_metadata(const std::string& yaml_path) {
@@ -63,11 +69,7 @@ void StackReader::attach_metadata(const std::string& yaml_path) {
   info_.metadata_yaml = std::move(metadata.yaml);
   info_.metadata_path = yaml_path;
   if (info_.pixel_size_nm > 0) return;
-  if (const std::string* text = info_.metadata_value("Pixelsize")) {
-    char* end = nullptr;
-    const double v = std::strtod(text->c_str(), &end);
-    if (end != text->c_str() && *end == '\0' && std::isfinite(v) && v > 0) info_.pixel_size_nm = v;
-  }
+  if (const auto v = info_.metadata_number("Pixelsize"); v && *v > 0) info_.pixel_size_nm = *v;
 }
 
 namespace {

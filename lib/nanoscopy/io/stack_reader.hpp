@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -36,8 +37,9 @@ struct StackInfo {
   std::string metadata_yaml;   // that whole first document (nested entries too), as YAML text
   std::string metadata_path;   // that .yaml, when there is one
 
-  // The metadata value of `key`, if present.
-  const std::string* metadata_value(const std::string& key) const;
+  // The metadata value of `key` as a number, if present; InputError naming the
+  // .yaml when it is not a finite number.
+  std::optional<double> metadata_number(const std::string& key) const;
 
   std::int64_t pixels_per_frame() const { return width * height; }
   std::int64_t bytes_per_frame() const { return pixels_per_frame() * static_cast<std::int64_t>(bytes_per_pixel(type)); }

@@ -47,15 +47,18 @@ std::vector<YAML::Node> load_yaml_documents(const std::string& path) {
   return YAML::LoadAll(stream);
 }
 
-MovieMetadata movie_metadata(const std::string& path) {
-  std::vector<YAML::Node> documents;
+std::vector<YAML::Node> read_yaml_documents(const std::string& path, const std::string& what) {
   try {
-    documents = load_yaml_documents(path);
+    return load_yaml_documents(path);
   } catch (const YAML::BadFile&) {
-    throw InputError(path, "cannot read the movie's metadata");
+    throw InputError(path, "cannot read " + what);
   } catch (const YAML::Exception& e) {
     throw InputError(path + ":" + std::to_string(e.mark.line + 1), "not valid YAML: " + e.msg);
   }
+}
+
+MovieMetadata movie_metadata(const std::string& path) {
+  const std::vector<YAML::Node> documents = read_yaml_documents(path, "the movie's metadata");
   if (documents.empty() || !documents.front().IsMap())
     throw InputError(path, "the movie's metadata must start with a map of keys (Width, Height, Frames, ...)");
   MovieMetadata out;

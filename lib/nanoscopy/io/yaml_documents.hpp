@@ -18,6 +18,10 @@ namespace nanoscopy::detail {
 // tests/fuzz).
 std::vector<YAML::Node> load_yaml_documents(const std::string& path);
 
+// The same, with every failure as one InputError: "cannot read <what>" for an
+// unreadable file, "path:line: not valid YAML: ..." for a parse error.
+std::vector<YAML::Node> read_yaml_documents(const std::string& path, const std::string& what);
+
 // The first document (a map) of a movie's metadata file: its scalar entries in
 // file order (nested maps and lists are skipped there), and the whole document
 // as YAML text. InputError naming `path` when the file is unreadable, not YAML,

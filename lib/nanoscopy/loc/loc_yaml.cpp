@@ -135,14 +135,7 @@ void finish_with_yaml(TableWriter& table, const std::string& table_path, const s
 void read_localization_yaml(const std::string& yaml_path, LocalizationFile& file) {
   std::error_code ec;
   if (!fs::exists(yaml_path, ec)) return;
-  std::vector<YAML::Node> documents;
-  try {
-    documents = detail::load_yaml_documents(yaml_path);
-  } catch (const YAML::BadFile&) {
-    throw InputError(yaml_path, "cannot read the localization metadata");
-  } catch (const YAML::Exception& e) {
-    throw InputError(yaml_path + ":" + std::to_string(e.mark.line + 1), "not valid YAML: " + e.msg);
-  }
+  const std::vector<YAML::Node> documents = read_yaml_documents(yaml_path, "the localization metadata");
   if (documents.empty() || !documents.front().IsMap())
     throw InputError(yaml_path, "the first YAML document must be a map with Width, Height and Frames");
   const YAML::Node& movie = documents.front();

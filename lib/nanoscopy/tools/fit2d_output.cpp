@@ -55,7 +55,7 @@ void print_camera(std::ostream& out, const Camera& camera, const std::vector<std
   if (!from_movie.empty()) {
     out << " (";
     for (std::size_t i = 0; i < from_movie.size(); ++i) out << (i ? ", " : "") << from_movie[i];
-    out << " from " << movie_metadata << ")";
+    out << " from the movie: " << movie_metadata << ")";
   }
   out << "\n";
 }

@@ -39,6 +39,11 @@ FitSettings fit_settings(const Params& p) {
   return s;
 }
 
+// "movie.tif" or "movie.tif, movie.yaml": where the movie's own values come from.
+std::string movie_files(const StackInfo& info) {
+  return info.metadata_path.empty() ? info.path : info.path + ", " + info.metadata_path;
+}
+
 // The movie's own camera (its metadata .yaml: Baseline, Sensitivity, Gain, Qe;
 // the pixel size from the image file or that .yaml) wins over the defaults, but
 // not over a value the user set. `from_movie` lists the keys taken from the movie.
@@ -51,13 +56,9 @@ Camera camera(const Params& p, const StackInfo& info, std::vector<std::string>& 
       if (info.pixel_size_nm > 0) from_movie.push_back(key);
       return info.pixel_size_nm > 0 ? info.pixel_size_nm : v;
     }
-    if (const std::string* text = info.metadata_value(key)) {
-      char* end = nullptr;
-      const double m = std::strtod(text->c_str(), &end);
-      if (end == text->c_str() || *end != '\0' || !std::isfinite(m))
-        throw InputError(info.metadata_path, std::string(key) + " is not a number: '" + *text + "'");
+    if (const auto m = info.metadata_number(key)) {
       from_movie.push_back(key);
-      v = m;
+      v = *m;
     }
     return v;
   };
@@ -67,7 +68,7 @@ Camera camera(const Params& p, const StackInfo& info, std::vector<std::string>& 
   c.em_gain = value("Gain");
   c.qe = value("Qe");
   c.pixel_size_nm = value("Pixelsize");
-  c.validate(from_movie.empty() ? p.source("Camera/Gain").describe() : info.metadata_path.empty() ? info.path : info.metadata_path);
+  c.validate(from_movie.empty() ? p.source("Camera/Gain").describe() : movie_files(info));
   return c;
 }
 
@@ -265,7 +266,7 @@ void run_fit2d(const Fit2dOptions& options, ToolContext& ctx, std::ostream& out)
   sink->finish();
   out << "fit2d: " << info.path << ": " << summary.frames << " frames (" << info.width << "x" << info.height << " "
       << to_string(info.type) << ") on " << summary.device << "\n";
-  print_camera(out, settings.camera, camera_from_movie, info.metadata_path.empty() ? info.path : info.metadata_path);
+  print_camera(out, settings.camera, camera_from_movie, movie_files(info));
   print_fit2d_outputs(out, *sink, summary.candidates, summary.rejected, summary.median_precision_nm,
                       settings.camera.pixel_size_nm);
   out << "  time:               " << std::setprecision(3) << summary.seconds << " s, " << std::setprecision(4)
