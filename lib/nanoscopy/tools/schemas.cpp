@@ -42,8 +42,8 @@ const Schema& fit2d_schema() {
     s.choice("Output/format", "auto", {"auto", "csv", "hdf5"},
              "auto: from the extension (.csv ThunderSTORM, .hdf5 Picasso)");
     s.boolean("Output/fit diagnostics", false,
-              "Picasso HDF5: also chi2, iterations and status per localization, after Picasso's own fields "
-              "(Picasso's link and other post-processing drop them); the CSV always has ThunderSTORM's chi2 column");
+              "also write chi2, iterations and status per localization: after Picasso's own fields (HDF5; "
+              "Picasso's link and other post-processing drop them) or ThunderSTORM's columns (CSV)");
     s.real("Tracking/radius", 1.0, 0, {}, "link a localization to a track whose last point is within this distance (px)");
     s.integer("Tracking/max gap", 3, 0, 1000000, "frames a marker may be missing and still continue its track");
     s.integer("Tracking/min length", 20, 1, {}, "tracks with fewer points are not markers");
