@@ -3,16 +3,16 @@
 
 #include "nanoscopy/cli/tool_app.hpp"
 #include "nanoscopy/core/error.hpp"
-#include "nanoscopy/tools/bench_compare.hpp"
-#include "nanoscopy/tools/bench_fit.hpp"
-#include "nanoscopy/tools/bench_frc.hpp"
-#include "nanoscopy/tools/bench_io.hpp"
-#include "nanoscopy/tools/bench_localize.hpp"
-#include "nanoscopy/tools/bench_roi.hpp"
-#include "nanoscopy/tools/bench_smre.hpp"
-#include "nanoscopy/tools/bench_sofi.hpp"
+#include "nanoscopy/bench/bench_compare.hpp"
+#include "nanoscopy/bench/bench_fit.hpp"
+#include "nanoscopy/bench/bench_frc.hpp"
+#include "nanoscopy/bench/bench_io.hpp"
+#include "nanoscopy/bench/bench_localize.hpp"
+#include "nanoscopy/bench/bench_roi.hpp"
+#include "nanoscopy/bench/bench_smre.hpp"
+#include "nanoscopy/bench/bench_sofi.hpp"
 #include "nanoscopy/tools/schemas.hpp"
-#include "nanoscopy/tools/simulate_cli.hpp"
+#include "nanoscopy/bench/simulate_cli.hpp"
 
 int main(int argc, char** argv) {
   using namespace nanoscopy;

@@ -1,4 +1,4 @@
-#include "nanoscopy/tools/bench_smre.hpp"
+#include "nanoscopy/bench/bench_smre.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -16,7 +16,7 @@
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/smre/runner.hpp"
 #include "nanoscopy/smre/simulate.hpp"
-#include "nanoscopy/tools/bench_common.hpp"
+#include "nanoscopy/bench/bench_common.hpp"
 
 namespace nanoscopy {
 

@@ -1,4 +1,4 @@
-#include "nanoscopy/tools/bench_compare.hpp"
+#include "nanoscopy/bench/bench_compare.hpp"
 
 #include <fstream>
 #include <iomanip>

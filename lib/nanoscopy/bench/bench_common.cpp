@@ -1,4 +1,4 @@
-#include "nanoscopy/tools/bench_common.hpp"
+#include "nanoscopy/bench/bench_common.hpp"
 
 #include <ctime>
 #include <fstream>

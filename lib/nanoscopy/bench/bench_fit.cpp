@@ -1,4 +1,4 @@
-#include "nanoscopy/tools/bench_fit.hpp"
+#include "nanoscopy/bench/bench_fit.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -23,8 +23,8 @@
 #include "nanoscopy/fit/simulate_spots.hpp"
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/table_writer.hpp"
-#include "nanoscopy/tools/bench_common.hpp"
-#include "nanoscopy/tools/crb.hpp"
+#include "nanoscopy/bench/bench_common.hpp"
+#include "nanoscopy/bench/crb.hpp"
 
 namespace nanoscopy {
 namespace {

@@ -1,4 +1,4 @@
-#include "nanoscopy/tools/bench_frc.hpp"
+#include "nanoscopy/bench/bench_frc.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -13,7 +13,7 @@
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/frc/frc.hpp"
-#include "nanoscopy/tools/bench_common.hpp"
+#include "nanoscopy/bench/bench_common.hpp"
 
 namespace nanoscopy {
 

@@ -1,4 +1,4 @@
-#include "nanoscopy/tools/bench_sofi.hpp"
+#include "nanoscopy/bench/bench_sofi.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -19,7 +19,7 @@
 #include "nanoscopy/sim/blinking.hpp"
 #include "nanoscopy/smre/runner.hpp"
 #include "nanoscopy/sofi/sofi_runner.hpp"
-#include "nanoscopy/tools/bench_common.hpp"
+#include "nanoscopy/bench/bench_common.hpp"
 #include "nanoscopy/tools/sofi_run.hpp"
 
 namespace nanoscopy {

@@ -1,4 +1,4 @@
-#include "nanoscopy/tools/simulate_cli.hpp"
+#include "nanoscopy/bench/simulate_cli.hpp"
 
 #include <cstdio>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "nanoscopy/tools/crb.hpp"
+#include "nanoscopy/bench/crb.hpp"
 
 #include <cmath>
 #include <limits>

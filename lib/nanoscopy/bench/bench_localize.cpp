@@ -1,4 +1,4 @@
-#include "nanoscopy/tools/bench_localize.hpp"
+#include "nanoscopy/bench/bench_localize.hpp"
 
 #include <unistd.h>
 
@@ -20,7 +20,7 @@
 #include "nanoscopy/loc/loc_formats.hpp"
 #include "nanoscopy/loc/pipeline.hpp"
 #include "nanoscopy/sim/movie.hpp"
-#include "nanoscopy/tools/bench_common.hpp"
+#include "nanoscopy/bench/bench_common.hpp"
 
 namespace nanoscopy {
 namespace {

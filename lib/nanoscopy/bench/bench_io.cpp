@@ -1,4 +1,4 @@
-#include "nanoscopy/tools/bench_io.hpp"
+#include "nanoscopy/bench/bench_io.hpp"
 
 #include <unistd.h>
 

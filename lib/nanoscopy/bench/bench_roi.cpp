@@ -1,4 +1,4 @@
-#include "nanoscopy/tools/bench_roi.hpp"
+#include "nanoscopy/bench/bench_roi.hpp"
 
 #include <nlohmann/json.hpp>
 #include <ostream>
