@@ -1,6 +1,5 @@
 #include "nanoscopy/bench/bench_compare.hpp"
 
-#include <fstream>
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -76,12 +75,7 @@ void run_compare(const CompareOptions& o, std::ostream& out) {
                             {"rms_y_nm", m.rms_y_px * px},
                             {"bias_x_nm", m.bias_x_px * px},
                             {"bias_y_nm", m.bias_y_px * px}};
-  AtomicOutput file(o.json);
-  std::ofstream f(file.temp_path());
-  f << j.dump(2) << "\n";
-  f.close();
-  if (!f) throw OutputError(o.json, "cannot write the JSON");
-  file.commit();
+  write_file_atomically(o.json, j.dump(2) + "\n");
 }
 
 }  // namespace nanoscopy

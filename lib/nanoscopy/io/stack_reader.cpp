@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/io/formats.hpp"
 #include "nanoscopy/io/yaml_documents.hpp"
 
@@ -76,7 +77,7 @@ namespace {
 
 // <stem>.yaml beside the stack: Picasso's movie info, or what our simulator writes.
 std::unique_ptr<StackReader> with_metadata(std::unique_ptr<StackReader> reader, const std::string& path) {
-  const std::string yaml_path = fs::path(path).replace_extension(".yaml").string();
+  const std::string yaml_path = sibling_path(path, ".yaml");
   std::error_code ec;
   if (fs::is_regular_file(yaml_path, ec)) reader->attach_metadata(yaml_path);
   return reader;

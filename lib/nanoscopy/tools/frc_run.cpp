@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <tuple>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,8 @@
 
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/finite_pixels.hpp"
+#include "nanoscopy/core/frame_size.hpp"
+#include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/frc/loc_render.hpp"
 #include "nanoscopy/io/plot_png.hpp"
@@ -122,8 +125,8 @@ ImagePair render_localizations(const std::string& path, const Params& params, co
   ro.pixel_size_nm = given;
   // A CSV is in nm: without a pixel size (given, or in the .yaml beside it) any size converts it to
   // px and back; 1 nm keeps the numbers.
-  const bool nominal = format == LocFormat::thunderstorm_csv && !(given > 0) &&
-                       !fs::exists(fs::path(path).replace_extension(".yaml"));
+  const std::string yaml = sibling_path(path, ".yaml");
+  const bool nominal = format == LocFormat::thunderstorm_csv && !(given > 0) && !fs::exists(yaml);
   if (nominal) ro.pixel_size_nm = 1.0;
   LocalizationFile file = read_localization_file(path, ro);
   LocRenderSettings s;
@@ -137,23 +140,15 @@ ImagePair render_localizations(const std::string& path, const Params& params, co
   // beside its CSV as beside its HDF5); else the localizations' extent, which is smaller.
   std::string field_source;
   if (const std::string field = params.get_string("FRC/field"); !field.empty()) {
-    const auto x = field.find('x');
-    try {
-      std::size_t used = 0;
-      s.width_px = std::stoll(field.substr(0, x), &used);
-      if (x == std::string::npos || used != x) throw std::invalid_argument(field);
-      s.height_px = std::stoll(field.substr(x + 1), &used);
-      if (used != field.size() - x - 1) throw std::invalid_argument(field);
-    } catch (const std::exception&) {
-      s.width_px = s.height_px = 0;
-    }
-    if (!(s.width_px > 0 && s.height_px > 0))
+    const auto size = parse_frame_size(field);
+    if (!size)
       throw UsageError(params.source("FRC/field").describe(), "'" + field + "' is not WxH in camera pixels (e.g. 256x256)");
+    std::tie(s.width_px, s.height_px) = *size;
     if (nominal) throw UsageError("--field", path + " does not say its pixel size: give --pixel-size too");
     field_source = "--field";
   } else if (file.width > 0 && file.height > 0) {
     s.width_px = file.width, s.height_px = file.height;
-    field_source = fs::path(path).replace_extension(".yaml").filename().string();
+    field_source = fs::path(yaml).filename().string();
   } else {
     field_source = "the localizations' extent (no .yaml beside the file: give --field WxH for the camera frame)";
   }

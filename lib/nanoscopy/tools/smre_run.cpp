@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <iostream>
 #include <sstream>
+#include <tuple>
 
 #include "nanoscopy/cluster/fingerprint.hpp"
 #include "nanoscopy/cluster/mpi.hpp"
@@ -14,6 +15,7 @@
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/frame_size.hpp"
 #include "nanoscopy/core/progress.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/io/image_writer.hpp"
@@ -107,10 +109,9 @@ void run_smre(const SmreOptions& options, ToolContext& ctx, std::ostream& out) {
   if (options.print_weights && input.empty()) {
     std::int64_t w = 1024, h = 1024;
     if (!options.size.empty()) {
-      char x = 0;
-      std::istringstream in(options.size);
-      if (!(in >> w >> x >> h) || x != 'x' || w < 1 || h < 1)
-        throw UsageError("--size", "expected WIDTHxHEIGHT, e.g. 1024x1024 (got '" + options.size + "')");
+      const auto size = parse_frame_size(options.size);
+      if (!size) throw UsageError("--size", "expected WIDTHxHEIGHT, e.g. 1024x1024 (got '" + options.size + "')");
+      std::tie(w, h) = *size;
     }
     WeightOptions wo;
     wo.method = settings.weights;
