@@ -114,7 +114,7 @@ std::unique_ptr<ChunkLocalizer> make_chunk_localizer(const Device& device, const
 // batch on the device's first GPU) when compiled in.
 #include "nanoscopy/smre/engine.hpp"
 #if NANOSCOPY_HAVE_CUDA
-#include "smre/smre_engine_cuda.hpp"
+#include "smre/engine_cuda.hpp"
 #endif
 
 namespace nanoscopy {
@@ -138,7 +138,7 @@ std::unique_ptr<SmreEngine> make_smre_engine(const Device& device, const SmrePro
 #include "nanoscopy/sofi/engine.hpp"
 #if NANOSCOPY_HAVE_CUDA
 #include "common/device_query.hpp"
-#include "sofi/sofi_engine_cuda.hpp"
+#include "sofi/engine_cuda.hpp"
 #endif
 
 namespace nanoscopy {
