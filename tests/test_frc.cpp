@@ -178,8 +178,8 @@ TEST_CASE("the FFT ring sums equal a brute-force DFT ring sum (24x24, 25x31, 31x
         p2[i] += std::norm(f2);
         ++count[i];
       }
-    auto backend = make_cpu_frc_backend(g);
-    const FrcRingSums s = backend->ring_sums(a, b);
+    auto engine = make_cpu_frc_engine(g);
+    const FrcRingSums s = engine->ring_sums(a, b);
     const FrcResult res = frc_from_sums(s, g, FrcThreshold{});
     REQUIRE(s.cross.size() == cross.size());
     for (std::size_t r = 0; r < cross.size(); ++r) {

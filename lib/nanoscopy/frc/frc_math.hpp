@@ -1,4 +1,4 @@
-// The ring geometry of FRC, written once for the CPU reference (frc_cpu.cpp)
+// The ring geometry of FRC, written once for the CPU reference (engine_cpu.cpp)
 // and the CUDA kernels (kernels/frc), so that both put every Fourier
 // coefficient in the same ring by construction.
 //
