@@ -214,6 +214,20 @@ TEST_CASE("ring geometry: integer ring index, pixel counts cover the disc, Tukey
   CHECK(tukey_window(10, 0.0) == std::vector<double>(10, 1.0));
 }
 
+TEST_CASE("frc_math: window weight and a coefficient's ring terms (shared by the CPU engine and the kernels)") {
+  const double wx[] = {0.5, 1.0}, wy[] = {0.25, 1.0};
+  CHECK(frc_math::window_weight(wx, wy, 0, 0) == 0.125);
+  CHECK(frc_math::window_weight(wx, wy, 1, 0) == 0.25);
+  CHECK(frc_math::window_weight(wx, wy, 0, 1) == 0.5);
+  // F1 = 1 + 2i, F2 = 3 + 4i, weight 2: Re F1 F2* = 11, |F1|^2 = 5, |F2|^2 = 25.
+  const frc_math::RingTerms t = frc_math::ring_terms(1.0, 2.0, 3.0, 4.0, 2.0);
+  CHECK(t.cross == 22.0);
+  CHECK(t.power1 == 10.0);
+  CHECK(t.power2 == 50.0);
+  const frc_math::RingTerms u = frc_math::ring_terms(1.0, -1.0, 0.0, 2.0, 1.0);
+  CHECK(u.cross == -2.0);  // Re (1 - i)(-2i) = -2
+}
+
 TEST_CASE("two noisy realizations of one structure give the same resolution at 256 and 257 px (within a ring)") {
   const std::int64_t big = 300;
   const auto truth = blurred_structure(big, 2.0, 11);

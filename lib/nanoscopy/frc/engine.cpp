@@ -28,7 +28,8 @@ std::vector<std::int64_t> frc_ring_pixels(std::int64_t width, std::int64_t heigh
     const std::int64_t ky = frc_math::signed_frequency(y, height);
     for (std::int64_t c = 0; 2 * c <= width; ++c) {
       const std::int64_t r = frc_math::ring_index(c, ky, width, height);
-      if (r <= last) n[static_cast<std::size_t>(r)] += (c == 0 || 2 * c == width) ? 1 : 2;
+      if (r > last) continue;
+      n[static_cast<std::size_t>(r)] += static_cast<std::int64_t>(frc_math::half_spectrum_weight(c, width));
     }
   }
   return n;

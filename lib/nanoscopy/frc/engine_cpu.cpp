@@ -61,7 +61,7 @@ class CpuFrcEngine final : public FrcEngine {
     for (std::int64_t y = 0; y < h; ++y)
       for (std::int64_t x = 0; x < w; ++x) {
         const auto i = static_cast<std::size_t>(y * w + x);
-        const double win = wy_[static_cast<std::size_t>(y)] * wx_[static_cast<std::size_t>(x)];
+        const double win = frc_math::window_weight(wx_.data(), wy_.data(), x, y);
         in[i] = static_cast<double>(a[i]) * win;
         in[real + i] = static_cast<double>(b[i]) * win;
       }
@@ -82,11 +82,11 @@ class CpuFrcEngine final : public FrcEngine {
         if (r > last) continue;
         const double weight = frc_math::half_spectrum_weight(c, w);
         const auto i = static_cast<std::size_t>(y * columns_ + c);
-        const double re1 = f1[i][0], im1 = f1[i][1], re2 = f2[i][0], im2 = f2[i][1];
+        const frc_math::RingTerms t = frc_math::ring_terms(f1[i][0], f1[i][1], f2[i][0], f2[i][1], weight);
         const auto ri = static_cast<std::size_t>(r);
-        s.cross[ri] += weight * (re1 * re2 + im1 * im2);
-        s.power1[ri] += weight * (re1 * re1 + im1 * im1);
-        s.power2[ri] += weight * (re2 * re2 + im2 * im2);
+        s.cross[ri] += t.cross;
+        s.power1[ri] += t.power1;
+        s.power2[ri] += t.power2;
       }
     }
     return s;
