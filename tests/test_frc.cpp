@@ -178,8 +178,8 @@ TEST_CASE("the FFT ring sums equal a brute-force DFT ring sum (24x24, 25x31, 31x
         p2[i] += std::norm(f2);
         ++count[i];
       }
-    auto backend = make_cpu_frc_backend(g);
-    const FrcRingSums s = backend->ring_sums(a, b);
+    auto engine = make_cpu_frc_engine(g);
+    const FrcRingSums s = engine->ring_sums(a, b);
     const FrcResult res = frc_from_sums(s, g, FrcThreshold{});
     REQUIRE(s.cross.size() == cross.size());
     for (std::size_t r = 0; r < cross.size(); ++r) {
@@ -212,6 +212,20 @@ TEST_CASE("ring geometry: integer ring index, pixel counts cover the disc, Tukey
   CHECK(w[0] < 0.05);
   CHECK(w[3] == doctest::Approx(w[60]));
   CHECK(tukey_window(10, 0.0) == std::vector<double>(10, 1.0));
+}
+
+TEST_CASE("frc_math: window weight and a coefficient's ring terms (shared by the CPU engine and the kernels)") {
+  const double wx[] = {0.5, 1.0}, wy[] = {0.25, 1.0};
+  CHECK(frc_math::window_weight(wx, wy, 0, 0) == 0.125);
+  CHECK(frc_math::window_weight(wx, wy, 1, 0) == 0.25);
+  CHECK(frc_math::window_weight(wx, wy, 0, 1) == 0.5);
+  // F1 = 1 + 2i, F2 = 3 + 4i, weight 2: Re F1 F2* = 11, |F1|^2 = 5, |F2|^2 = 25.
+  const frc_math::RingTerms t = frc_math::ring_terms(1.0, 2.0, 3.0, 4.0, 2.0);
+  CHECK(t.cross == 22.0);
+  CHECK(t.power1 == 10.0);
+  CHECK(t.power2 == 50.0);
+  const frc_math::RingTerms u = frc_math::ring_terms(1.0, -1.0, 0.0, 2.0, 1.0);
+  CHECK(u.cross == -2.0);  // Re (1 - i)(-2i) = -2
 }
 
 TEST_CASE("two noisy realizations of one structure give the same resolution at 256 and 257 px (within a ring)") {

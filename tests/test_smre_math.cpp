@@ -285,6 +285,33 @@ TEST_CASE("Anscombe: unbiased inverse of the mean transform of Poisson data, and
   CHECK(smre_math::anscombe_inverse(std::sqrt(1.5)) == doctest::Approx(0.0).epsilon(1e-12));
 }
 
+TEST_CASE("smre_math: the ADMM steps' per-pixel lines on pinned inputs (shared by the CPU engine and the kernels)") {
+  namespace m = smre_math;
+  // Values exact in float, so every result is exact.
+  CHECK(m::prox_argument(1.5f, 0.5f, 2.0f) == 1.75f);               // x + u2/rho2
+  CHECK(m::projection_argument(10.0f, 4.0f, 1.0f, 0.5f) == 8.0f);  // I - A x + u1/rho1
+  float u1 = 1.0f, u2 = -1.0f;
+  const m::DualResiduals r = m::dual_update(10.0f, 1.0f, 6.0f, 3.0f, 1.0f, 0.5f, 2.0f, u1, u2);
+  CHECK(r.r1 == 3.0f);  // I - eps - A x
+  CHECK(r.r2 == 2.0f);  // x - z
+  CHECK(u1 == 2.5f);    // u1 + alpha1 r1
+  CHECK(u2 == 3.0f);    // u2 + alpha2 r2
+  CHECK(m::squared(-3.0f) == 9.0);
+  CHECK(m::squared(1e20f) == doctest::Approx(1e40).epsilon(1e-6));  // squared in double: no float overflow
+  // TV on a 2 x 2 field: div p at (1, 1) = -px(0, 1) - py(1, 0) = -4, at (0, 0) = px + py = 1.5.
+  const float px[] = {1.0f, 2.0f, 3.0f, 4.0f}, py[] = {0.5f, 1.0f, 1.5f, 2.0f};
+  CHECK(m::tv_dual_argument(px, py, 2, 2, 1, 1, 2.0f, 0.5f) == -8.0f);  // div p - v/theta
+  CHECK(m::tv_primal(px, py, 2, 2, 1, 1, 2.0f, 0.5f) == 4.0f);          // v - theta div p
+  CHECK(m::tv_primal(px, py, 2, 2, 0, 0, 1.0f, 2.0f) == -2.0f);
+  // Dykstra: eps = f y, q = eps - y; a factor of 1 leaves q exactly 0 (the CUDA kernels rely on it).
+  const m::DykstraPixel d = m::dykstra_pixel(3.0f, 0.5f);
+  CHECK(d.eps == 1.5f);
+  CHECK(d.q == -1.5f);
+  const m::DykstraPixel one = m::dykstra_pixel(0.1f, 1.0f);
+  CHECK(one.eps == 0.1f);
+  CHECK(one.q == 0.0f);
+}
+
 TEST_CASE("the noise estimate recovers sigma under smooth structure") {
   const std::int64_t w = 256, h = 256;
   std::vector<float> f(static_cast<std::size_t>(w * h));

@@ -117,6 +117,12 @@ TEST_CASE("joint_cumulant: pysofi golden values for the series 0, 0, 0, 5, 5") {
   CHECK(k.planes[2][0] == doctest::Approx(-66));
 }
 
+TEST_CASE("block_frame_total: K n + the block's sum of F - K (shared by the CPU engine and the kernels)") {
+  CHECK(sofi_math::block_frame_total(2.5f, 4.0, 1.0) == 11.0);
+  CHECK(sofi_math::block_frame_total(0.0f, 7.0, -3.25) == -3.25);
+  CHECK(sofi_math::block_frame_total(100.0f, 3.0, 0.5) == 300.5);
+}
+
 TEST_CASE("joint_cumulant matches the closed forms of notes 5 for zero lag") {
   // kappa4 = mu4 - 3 mu2^2, kappa5 = mu5 - 10 mu2 mu3, kappa6 = mu6 - 15 mu2 mu4 - 10 mu3^2 + 30 mu2^3
   const double mu[7] = {1, 0, 1.7, -0.4, 9.1, 2.3, 40.2};

@@ -13,7 +13,7 @@ __global__ void frc_window_kernel(const float* a, const float* b, const double* 
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::int64_t y = i / width, x = i - y * width;
-    const double w = wy[y] * wx[x];
+    const double w = frc_math::window_weight(wx, wy, x, y);
     out[i] = static_cast<double>(a[i]) * w;
     out[n + i] = static_cast<double>(b[i]) * w;
   }
@@ -37,9 +37,10 @@ __global__ void frc_ring_sums_kernel(const double2* spectra, std::int64_t width,
     if (r > last) continue;
     const double weight = frc_math::half_spectrum_weight(c, width);
     const double2 p = spectra[e], q = f2[e];
-    atomicAdd(&target[r], weight * (p.x * q.x + p.y * q.y));
-    atomicAdd(&target[rings + r], weight * (p.x * p.x + p.y * p.y));
-    atomicAdd(&target[2 * rings + r], weight * (q.x * q.x + q.y * q.y));
+    const frc_math::RingTerms t = frc_math::ring_terms(p.x, p.y, q.x, q.y, weight);
+    atomicAdd(&target[r], t.cross);
+    atomicAdd(&target[rings + r], t.power1);
+    atomicAdd(&target[2 * rings + r], t.power2);
   }
   if (use_shared) {
     __syncthreads();

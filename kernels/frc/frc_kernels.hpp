@@ -1,4 +1,4 @@
-// Launchers of the FRC kernels (frc_kernels.cu), for frc_plan.cpp. Both are
+// Launchers of the FRC kernels (frc_kernels.cu), for engine_cuda.cpp. Both are
 // asynchronous on `stream` and check the launch.
 //
 // Layout: two images of width x height (row-major) back to back; their

@@ -43,7 +43,9 @@ __device__ __forceinline__ TvPixel tv_pixel(const TvArgs& p) {
 }
 
 // v = x + u2/rho2, as the CPU engine forms it.
-__device__ __forceinline__ float tv_v(const TvArgs& p, std::int64_t k) { return p.a.x[k] + p.a.u2[k] / p.rho2; }
+__device__ __forceinline__ float tv_v(const TvArgs& p, std::int64_t k) {
+  return m::prox_argument(p.a.x[k], p.a.u2[k], p.rho2);
+}
 
 // d = div p - v/theta, into z.
 __global__ void tv_d_kernel(TvArgs p) {
@@ -51,7 +53,7 @@ __global__ void tv_d_kernel(TvArgs p) {
   const TvPixel q = tv_pixel(p);
   if (!q.inside) return;
   const std::int64_t k = q.i + q.y * p.width + q.x;
-  p.a.z[k] = m::tv_divergence(p.a.px + q.i, p.a.py + q.i, p.width, p.height, q.x, q.y) - tv_v(p, k) / p.theta;
+  p.a.z[k] = m::tv_dual_argument(p.a.px + q.i, p.a.py + q.i, p.width, p.height, q.x, q.y, tv_v(p, k), p.theta);
 }
 
 // p <- (p + tau grad d) / (1 + tau |grad d|).
@@ -70,9 +72,7 @@ __global__ void tv_z_kernel(TvArgs p) {
   if (!q.inside) return;
   const std::int64_t k = q.i + q.y * p.width + q.x;
   const float v = tv_v(p, k);
-  p.a.z[k] = p.theta > 0.0f
-                 ? v - p.theta * m::tv_divergence(p.a.px + q.i, p.a.py + q.i, p.width, p.height, q.x, q.y)
-                 : v;
+  p.a.z[k] = p.theta > 0.0f ? m::tv_primal(p.a.px + q.i, p.a.py + q.i, p.width, p.height, q.x, q.y, v, p.theta) : v;
 }
 
 struct DualArgs {
@@ -97,12 +97,9 @@ __global__ void __launch_bounds__(dual_threads) dual_kernel(DualArgs p) {
   float4 u2 = *reinterpret_cast<const float4*>(p.a.u2 + k);
   double c1 = 0.0, c2 = 0.0;
   auto one = [&](float i, float e, float a, float xv, float zv, float& v1, float& v2) {
-    const float r1 = i - e - a;
-    const float r2 = xv - zv;
-    v1 += p.alpha1 * r1;
-    v2 += p.alpha2 * r2;
-    c1 += static_cast<double>(r1) * r1;
-    c2 += static_cast<double>(r2) * r2;
+    const m::DualResiduals r = m::dual_update(i, e, a, xv, zv, p.alpha1, p.alpha2, v1, v2);
+    c1 += m::squared(r.r1);
+    c2 += m::squared(r.r2);
   };
   one(image.x, eps.x, ax.x, x.x, z.x, u1.x, u2.x);
   one(image.y, eps.y, ax.y, x.y, z.y, u1.y, u2.y);

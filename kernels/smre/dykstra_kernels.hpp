@@ -1,5 +1,5 @@
 // Launchers of the Dykstra projection kernels (exact_kernels.cu, icd_kernels.cu)
-// for exact_projection.cpp and smre_engine_cuda.cpp: P_G of eps in place for
+// for exact_projection.cpp and engine_cuda.cpp: P_G of eps in place for
 // every frame of a batch whose flag is set, with dykstra.cpp's semantics
 // (project_exact_cpu, project_icd_cpu). Asynchronous on `stream`.
 //

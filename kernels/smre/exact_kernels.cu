@@ -101,9 +101,9 @@ __global__ void __launch_bounds__(band_threads) band_kernel(BandArgs p) {
         if (fct != 1.0f) {  // else eps = y and q = 0: nothing to store
 #pragma unroll
           for (int r = 0; r < E; ++r) {
-            const float e = fct * v[k][r];
-            q[r * w + x] = __fsub_rn(e, v[k][r]);  // not fused with the product: q = eps - y as the CPU rounds it
-            v[k][r] = e;
+            const smre_math::DykstraPixel d = smre_math::dykstra_pixel(v[k][r], fct);
+            q[r * w + x] = d.q;
+            v[k][r] = d.eps;
           }
         }
       }
@@ -216,9 +216,9 @@ __global__ void __launch_bounds__(tiling_threads) tiling_kernel(TilingArgs p) {
 #pragma unroll
   for (int r = 0; r < E; ++r) {
     const std::int64_t k = k0 + r * p.width;
-    const float e = fct * y[r];
-    p.eps[k] = e;
-    p.q[k] = __fsub_rn(e, y[r]);
+    const smre_math::DykstraPixel d = smre_math::dykstra_pixel(y[r], fct);
+    p.eps[k] = d.eps;
+    p.q[k] = d.q;
   }
 }
 
@@ -247,10 +247,9 @@ __global__ void __launch_bounds__(max_edge) tiling_kernel_any(TilingArgs p) {
   if (!t.valid || fct == 1.0f) return;
   for (int r = 0; r < edge; ++r) {
     const std::int64_t k = k0 + r * p.width;
-    const float y = p.eps[k];
-    const float e = fct * y;
-    p.eps[k] = e;
-    p.q[k] = __fsub_rn(e, y);
+    const smre_math::DykstraPixel d = smre_math::dykstra_pixel(p.eps[k], fct);
+    p.eps[k] = d.eps;
+    p.q[k] = d.q;
   }
 }
 

@@ -90,8 +90,9 @@ __device__ __forceinline__ void scale_step(float& e, float (&q)[icd_scales], con
   if constexpr (S >= Pass) {
     const float y = e - q[S];
     const float f = smre_math::projection_scale(square_sum<S>(y * y, s, buf), p.c[S], sigma2);
-    e = f * y;
-    q[S] = __fsub_rn(e, y);  // not fused with the product: q = eps - y as the CPU rounds it
+    const smre_math::DykstraPixel d = smre_math::dykstra_pixel(y, f);
+    e = d.eps;
+    q[S] = d.q;
     scale_step<S - 1, Pass>(e, q, p, sigma2, s, buf);
   }
 }
@@ -132,8 +133,9 @@ __global__ void __launch_bounds__(tile_pixels) icd_pass_kernel(IcdArgs p) {
     {
       const float yv = e - q[top_scale];
       const float fct = smre_math::projection_scale(top_sum, p.c[top_scale], sigma2);
-      e = fct * yv;
-      q[top_scale] = __fsub_rn(e, yv);
+      const smre_math::DykstraPixel d = smre_math::dykstra_pixel(yv, fct);
+      e = d.eps;
+      q[top_scale] = d.q;
     }
     scale_step<top_scale - 1, Pass>(e, q, p, sigma2, scratch, buf);
     ++sweep;

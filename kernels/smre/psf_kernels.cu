@@ -119,13 +119,12 @@ __global__ void __launch_bounds__(col_tile_x* col_threads_y) psf_cols_kernel(Col
       const float old = p.a.x[idx];
       const float nx = m::x_update(old, s, p.a.z[idx], p.a.u2[idx], p.s.gamma, p.s.rho2);
       p.a.x[idx] = nx;
-      const double d = static_cast<double>(nx - old);
-      step2 += d * d;
+      step2 += m::squared(nx - old);
     } else {
       p.a.ax[idx] = s;
-      p.a.eps[idx] = p.a.image[idx] - s + p.a.u1[idx] / p.s.rho1;
+      p.a.eps[idx] = m::projection_argument(p.a.image[idx], s, p.a.u1[idx], p.s.rho1);
       if (p.reg != Regularizer::tv) {
-        const float v = p.a.x[idx] + p.a.u2[idx] / p.s.rho2;
+        const float v = m::prox_argument(p.a.x[idx], p.a.u2[idx], p.s.rho2);
         p.a.z[idx] = p.reg == Regularizer::l2 ? m::prox_l2(v, p.s.lambda, p.s.rho2) : m::prox_l1(v, p.s.lambda, p.s.rho2);
       }
     }

@@ -1,5 +1,5 @@
 // Launchers of the SMRE ADMM kernels (psf_kernels.cu, admm_kernels.cu), for
-// smre_engine_cuda.cpp. Every launcher is asynchronous on `stream` and checks
+// engine_cuda.cpp. Every launcher is asynchronous on `stream` and checks
 // the launch. The per-pixel math is smre_math.hpp's, shared with the CPU
 // reference (engine_cpu.cpp), in the same order of operations.
 //

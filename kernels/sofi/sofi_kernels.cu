@@ -294,8 +294,7 @@ __global__ void __launch_bounds__(kThreads)
                            double* mean) {
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= pixels) return;
-  // the CPU's K * n + frame_sum, unfused
-  mean[i] = __dadd_rn(mean[i], __dadd_rn(__dmul_rn(static_cast<double>(shift[i]), frames), frame_sum[i]));
+  mean[i] = __dadd_rn(mean[i], sofi_math::block_frame_total(shift[i], frames, frame_sum[i]));
 }
 
 __global__ void __launch_bounds__(kThreads)

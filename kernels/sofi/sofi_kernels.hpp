@@ -1,4 +1,4 @@
-// Launchers of the SOFI kernels (sofi_kernels.cu), for sofi_engine_cuda.cpp.
+// Launchers of the SOFI kernels (sofi_kernels.cu), for engine_cuda.cpp.
 // Every launcher is asynchronous on `stream` and checks the launch.
 //
 // Accumulation (engine.hpp's accumulate(): the CPU reference is

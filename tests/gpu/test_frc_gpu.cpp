@@ -1,4 +1,4 @@
-// The CUDA FRC backend against the CPU reference on the same seeded random
+// The CUDA FRC engine against the CPU reference on the same seeded random
 // pairs, square and not, odd and even. Both window in double with the same
 // host-computed window and put every coefficient in the same ring
 // (frc_math.hpp, integer arithmetic); they differ only in the FFT (cuFFT vs
@@ -46,8 +46,8 @@ TEST_CASE("CUDA FRC ring sums match the CPU reference") {
     FrcGeometry g;
     g.width = w;
     g.height = h;
-    auto cpu = make_cpu_frc_backend(g);
-    auto cuda = make_frc_backend(gpu, g);
+    auto cpu = make_cpu_frc_engine(g);
+    auto cuda = make_frc_engine(gpu, g);
     CHECK(cuda->name().rfind("cuda:", 0) == 0);
     const FrcRingSums sc = cpu->ring_sums(a, b), sg = cuda->ring_sums(a, b);
     REQUIRE(sg.cross.size() == sc.cross.size());
@@ -80,7 +80,7 @@ TEST_CASE("CUDA FRC of an image with itself is 1; wrong sizes are InputErrors") 
   std::normal_distribution<float> n(5.0f, 1.0f);
   std::vector<float> a(6000);
   for (float& x : a) x = n(rng);
-  auto cuda = make_frc_backend(gpu, g);
+  auto cuda = make_frc_engine(gpu, g);
   const FrcResult r = compute_frc(*cuda, a, a, FrcThreshold{});
   for (const FrcPoint& p : r.curve) CHECK(p.frc == doctest::Approx(1.0).epsilon(1e-12));
   std::vector<float> small(10);

@@ -28,7 +28,7 @@
 #include "nanoscopy/sofi/sofi_plan.hpp"
 
 #if NANOSCOPY_HAVE_CUDA
-#include "sofi/sofi_engine_cuda.hpp"
+#include "sofi/engine_cuda.hpp"
 #endif
 #include "support/test_support.hpp"
 

@@ -114,7 +114,7 @@ std::unique_ptr<ChunkLocalizer> make_chunk_localizer(const Device& device, const
 // batch on the device's first GPU) when compiled in.
 #include "nanoscopy/smre/engine.hpp"
 #if NANOSCOPY_HAVE_CUDA
-#include "smre/smre_engine_cuda.hpp"
+#include "smre/engine_cuda.hpp"
 #endif
 
 namespace nanoscopy {
@@ -138,7 +138,7 @@ std::unique_ptr<SmreEngine> make_smre_engine(const Device& device, const SmrePro
 #include "nanoscopy/sofi/engine.hpp"
 #if NANOSCOPY_HAVE_CUDA
 #include "common/device_query.hpp"
-#include "sofi/sofi_engine_cuda.hpp"
+#include "sofi/engine_cuda.hpp"
 #endif
 
 namespace nanoscopy {
@@ -172,18 +172,18 @@ std::optional<SofiDeviceTiming> time_device_resident_sofi(const Device& device, 
 
 // frc: window, FFT and ring sums; the CPU reference (FFTW) always, CUDA
 // (cuFFT, on the device's first GPU) when compiled in.
-#include "nanoscopy/frc/frc.hpp"
+#include "nanoscopy/frc/engine.hpp"
 #if NANOSCOPY_HAVE_CUDA
-#include "frc/frc_plan.hpp"
+#include "frc/engine_cuda.hpp"
 #endif
 
 namespace nanoscopy {
 
-std::unique_ptr<FrcBackend> make_frc_backend(const Device& device, const FrcGeometry& geometry) {
-  if (device.kind == DeviceKind::cpu) return make_cpu_frc_backend(geometry);
+std::unique_ptr<FrcEngine> make_frc_engine(const Device& device, const FrcGeometry& geometry) {
+  if (device.kind == DeviceKind::cpu) return make_cpu_frc_engine(geometry);
 #if NANOSCOPY_HAVE_CUDA
   if (device.gpus.empty()) throw DeviceError("--device", "no GPU selected");
-  return cuda::make_cuda_frc_backend(device.gpus.front(), geometry);
+  return cuda::make_cuda_frc_engine(device.gpus.front(), geometry);
 #else
   (void)geometry;
   throw DeviceError("--device", "this build has no CUDA backend");

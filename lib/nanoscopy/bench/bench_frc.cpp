@@ -90,7 +90,7 @@ void run_frc_bench(const FrcBenchOptions& o, std::uint64_t seed, int repeats, bo
     std::vector<double> cpu_curve;
     for (const BenchDevice& dev : devices) {
       if (!quiet) std::cerr << "bench frc: " << edge << "^2 on " << dev.label << "\n";
-      auto backend = make_frc_backend(dev.device, g);
+      auto backend = make_frc_engine(dev.device, g);
       FrcResult result = compute_frc(*backend, pair.a, pair.b, FrcThreshold{});  // warm-up (and the curve)
       std::vector<double> times;
       for (int r = 0; r < repeats; ++r) {

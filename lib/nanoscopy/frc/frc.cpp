@@ -1,39 +1,10 @@
-// The host side every backend shares: window, ring pixel counts, the curve
-// from the sums, the threshold and the crossing.
+// The host side after the engine: the curve from the ring sums, the threshold
+// and the crossing.
 #include "nanoscopy/frc/frc.hpp"
 
 #include <cmath>
-#include <numbers>
-
-#include "nanoscopy/core/error.hpp"
-#include "nanoscopy/frc/frc_math.hpp"
 
 namespace nanoscopy {
-
-std::vector<double> tukey_window(std::int64_t n, double fraction) {
-  std::vector<double> w(static_cast<std::size_t>(n > 0 ? n : 0), 1.0);
-  const auto m = static_cast<std::int64_t>(std::llround(fraction * static_cast<double>(n)));
-  // Half-sample symmetric: w[i] = w[n-1-i], never exactly 0 (the edge pixels still count a little).
-  for (std::int64_t i = 0; i < m && i < n; ++i) {
-    const double v = 0.5 * (1.0 - std::cos(std::numbers::pi * (static_cast<double>(i) + 0.5) / static_cast<double>(m)));
-    w[static_cast<std::size_t>(i)] = v;
-    w[static_cast<std::size_t>(n - 1 - i)] = v;
-  }
-  return w;
-}
-
-std::vector<std::int64_t> frc_ring_pixels(std::int64_t width, std::int64_t height) {
-  const std::int64_t last = frc_math::last_ring(width, height);
-  std::vector<std::int64_t> n(static_cast<std::size_t>(last + 1), 0);
-  for (std::int64_t y = 0; y < height; ++y) {
-    const std::int64_t ky = frc_math::signed_frequency(y, height);
-    for (std::int64_t c = 0; 2 * c <= width; ++c) {
-      const std::int64_t r = frc_math::ring_index(c, ky, width, height);
-      if (r <= last) n[static_cast<std::size_t>(r)] += (c == 0 || 2 * c == width) ? 1 : 2;
-    }
-  }
-  return n;
-}
 
 const char* to_string(FrcCrossing::Status status) {
   switch (status) {
@@ -95,15 +66,15 @@ FrcResult frc_from_sums(const FrcRingSums& sums, const FrcGeometry& g, const Frc
   return out;
 }
 
-FrcResult compute_frc(FrcBackend& backend, std::span<const float> a, std::span<const float> b,
+FrcResult compute_frc(FrcEngine& engine, std::span<const float> a, std::span<const float> b,
                       const FrcThreshold& threshold) {
-  return frc_from_sums(backend.ring_sums(a, b), backend.geometry(), threshold);
+  return frc_from_sums(engine.ring_sums(a, b), engine.geometry(), threshold);
 }
 
 FrcResult compute_frc(std::span<const float> a, std::span<const float> b, const FrcGeometry& geometry,
                       const FrcThreshold& threshold) {
-  auto backend = make_cpu_frc_backend(geometry);
-  return compute_frc(*backend, a, b, threshold);
+  auto engine = make_cpu_frc_engine(geometry);
+  return compute_frc(*engine, a, b, threshold);
 }
 
 }  // namespace nanoscopy

@@ -1,6 +1,7 @@
-// The ring geometry of FRC, written once for the CPU reference (frc_cpu.cpp)
-// and the CUDA kernels (kernels/frc), so that both put every Fourier
-// coefficient in the same ring by construction.
+// The ring geometry of FRC and each coefficient's terms, written once for the
+// CPU reference (engine_cpu.cpp) and the CUDA kernels (kernels/frc), so that
+// both put every Fourier coefficient in the same ring, with the same terms, by
+// construction.
 //
 // An image of W x H pixels is transformed at its own size (no padding). The
 // smaller side N = min(W, H) sets the rings: a coefficient with signed integer
@@ -57,6 +58,23 @@ NANOSCOPY_HD std::int64_t last_ring(std::int64_t w, std::int64_t h) {
 // c = 0 and, for even W, c = W/2, whose mirrors are in the same column.
 NANOSCOPY_HD double half_spectrum_weight(std::int64_t c, std::int64_t w) {
   return (c == 0 || 2 * c == w) ? 1.0 : 2.0;
+}
+
+// The window's weight at pixel (x, y): wx[x] wy[y], the separable Tukey
+// window (engine.hpp: tukey_window) of both images.
+NANOSCOPY_HD double window_weight(const double* wx, const double* wy, std::int64_t x, std::int64_t y) {
+  return wy[y] * wx[x];
+}
+
+// What one coefficient of the half spectra, (re1, im1) of image 1 and
+// (re2, im2) of image 2, adds to its ring's sums, times its weight
+// (half_spectrum_weight): Re F1 F2*, |F1|^2, |F2|^2.
+struct RingTerms {
+  double cross, power1, power2;
+};
+
+NANOSCOPY_HD RingTerms ring_terms(double re1, double im1, double re2, double im2, double weight) {
+  return {weight * (re1 * re2 + im1 * im2), weight * (re1 * re1 + im1 * im1), weight * (re2 * re2 + im2 * im2)};
 }
 
 }  // namespace nanoscopy::frc_math

@@ -1,10 +1,10 @@
-// Checks every backend makes before planning and before each pair (shared so
-// that the CPU and CUDA backends fail alike).
+// Checks every engine makes before planning and before each pair (shared so
+// that the CPU and CUDA engines fail alike).
 #pragma once
 
 #include <span>
 
-#include "nanoscopy/frc/frc.hpp"
+#include "nanoscopy/frc/engine.hpp"
 
 namespace nanoscopy {
 

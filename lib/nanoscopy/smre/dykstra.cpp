@@ -46,9 +46,9 @@ void dykstra_square(float* eps, float* q, std::int64_t w, std::int64_t x0, std::
   for (int dy = 0; dy < e; ++dy) {
     const std::int64_t row = (y0 + dy) * w + x0;
     for (int dx = 0; dx < e; ++dx) {
-      const float y = eps[row + dx] - q[row + dx];
-      eps[row + dx] = f * y;
-      q[row + dx] = f * y - y;
+      const smre_math::DykstraPixel d = smre_math::dykstra_pixel(eps[row + dx] - q[row + dx], f);
+      eps[row + dx] = d.eps;
+      q[row + dx] = d.q;
     }
   }
 }

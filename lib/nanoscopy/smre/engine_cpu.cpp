@@ -76,7 +76,7 @@ class CpuSmreEngine final : public SmreEngine {
 #pragma omp parallel for schedule(static) reduction(+ : step2)
     for (std::int64_t i = 0; i < n; ++i) {
       const float nx = m::x_update(x_[i], work_[i], z_[i], u2_[i], gamma, rho2);
-      step2 += static_cast<double>(nx - x_[i]) * (nx - x_[i]);
+      step2 += m::squared(nx - x_[i]);
       x_[i] = nx;
     }
     st.step = std::sqrt(step2 / static_cast<double>(n));
@@ -84,12 +84,12 @@ class CpuSmreEngine final : public SmreEngine {
 
     // z-step: prox of R/rho2 at v = x + u2/rho2 (work holds v).
 #pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) work_[i] = x_[i] + u2_[i] / rho2;
+    for (std::int64_t i = 0; i < n; ++i) work_[i] = m::prox_argument(x_[i], u2_[i], rho2);
     z_step(work_, lambda, rho2);
 
     // eps-step: P_G(I - A x + u1/rho1).
 #pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) eps_[i] = image_[i] - ax_[i] + u1_[i] / rho1;
+    for (std::int64_t i = 0; i < n; ++i) eps_[i] = m::projection_argument(image_[i], ax_[i], u1_[i], rho1);
     DykstraControl control{s.dykstra_tolerance, s.dykstra_max_sweeps, 0, s.dykstra_warm_start && warm_};
     warm_ = true;
     if (s.projection == Projection::exact) {
@@ -104,12 +104,10 @@ class CpuSmreEngine final : public SmreEngine {
     double c1 = 0, c2 = 0;
 #pragma omp parallel for schedule(static) reduction(+ : c1, c2)
     for (std::int64_t i = 0; i < n; ++i) {
-      const float r1 = image_[i] - eps_[i] - ax_[i];
-      const float r2 = x_[i] - z_[i];
-      u1_[i] += alpha1 * r1;
-      u2_[i] += alpha2 * r2;
-      c1 += static_cast<double>(r1) * r1;
-      c2 += static_cast<double>(r2) * r2;
+      const m::DualResiduals r =
+          m::dual_update(image_[i], eps_[i], ax_[i], x_[i], z_[i], alpha1, alpha2, u1_[i], u2_[i]);
+      c1 += m::squared(r.r1);
+      c2 += m::squared(r.r2);
     }
     st.c1 = c1 / static_cast<double>(n);
     st.c2 = c2 / static_cast<double>(n);
@@ -139,7 +137,7 @@ class CpuSmreEngine final : public SmreEngine {
 #pragma omp parallel for schedule(static)
           for (std::int64_t y = 0; y < h; ++y)
             for (std::int64_t x = 0; x < w; ++x)
-              z_[y * w + x] = m::tv_divergence(px_.data(), py_.data(), w, h, x, y) - v[y * w + x] / theta;
+              z_[y * w + x] = m::tv_dual_argument(px_.data(), py_.data(), w, h, x, y, v[y * w + x], theta);
 #pragma omp parallel for schedule(static)
           for (std::int64_t y = 0; y < h; ++y)
             for (std::int64_t x = 0; x < w; ++x)
@@ -148,7 +146,7 @@ class CpuSmreEngine final : public SmreEngine {
 #pragma omp parallel for schedule(static)
         for (std::int64_t y = 0; y < h; ++y)
           for (std::int64_t x = 0; x < w; ++x)
-            z_[y * w + x] = v[y * w + x] - theta * m::tv_divergence(px_.data(), py_.data(), w, h, x, y);
+            z_[y * w + x] = m::tv_primal(px_.data(), py_.data(), w, h, x, y, v[y * w + x], theta);
         return;
       }
     }

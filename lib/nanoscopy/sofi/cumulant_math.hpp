@@ -43,6 +43,18 @@ NANOSCOPY_HD double joint_cumulant(const double* m, int n, double* kappa) {
   return kappa[subsets - 1];
 }
 
+// A block's part of the mean-frame sum at a pixel: K n + sum over its n frames
+// of G = F - K (the frames' own sum, since the block stores G's sum). On the GPU
+// the product and the sum stay apart (no fused multiply-add), so the value is
+// rounded as on the CPU.
+NANOSCOPY_HD double block_frame_total(float shift, double frames, double frame_sum) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(__dmul_rn(static_cast<double>(shift), frames), frame_sum);
+#else
+  return static_cast<double>(shift) * frames + frame_sum;
+#endif
+}
+
 // One block's accumulated sums, as the finishing step reads them.
 struct BlockView {
   const double* terms = nullptr;      // term-major: terms[t * width * height + y * width + x]

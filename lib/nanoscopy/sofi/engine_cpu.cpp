@@ -43,7 +43,7 @@ void finish_block_cpu(const SofiPlan& plan, const BlockSums& block, PlaneSums& s
   }
   const double n = static_cast<double>(block.frames);
   for (std::size_t i = 0; i < sums.frame_sum.size(); ++i)
-    sums.frame_sum[i] += static_cast<double>(block.shift[i]) * n + block.frame_sum[i];
+    sums.frame_sum[i] += sofi_math::block_frame_total(block.shift[i], n, block.frame_sum[i]);
 }
 
 namespace {

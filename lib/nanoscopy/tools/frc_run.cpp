@@ -298,7 +298,7 @@ void run_frc(const FrcCliOptions& options, ToolContext& ctx, std::ostream& out) 
   g.width = pair.width;
   g.height = pair.height;
   g.tukey_fraction = p.get_real("FRC/tukey fraction");
-  auto backend = make_frc_backend(ctx.device, g);
+  auto backend = make_frc_engine(ctx.device, g);
   report.backend = backend->name();
   report.result = compute_frc(*backend, pair.a, pair.b, threshold);
 

@@ -10,7 +10,7 @@
 // fills buffer k+1 and the copy of chunk k+1 runs while the kernel of chunk k
 // does. Every other call (start_block, finish_block, reads) runs on the compute
 // stream, after all the chunk kernels before it.
-#include "sofi/sofi_engine_cuda.hpp"
+#include "sofi/engine_cuda.hpp"
 
 #include <cuda_runtime.h>
 

@@ -1,4 +1,4 @@
-// The CPU reference backend: window in double, FFTW real-to-complex transforms
+// The CPU reference engine: window in double, FFTW real-to-complex transforms
 // of both images (one plan, two transforms), ring sums over the half spectrum
 // with the Hermitian weights of frc_math.hpp.
 #include <fftw3.h>
@@ -6,7 +6,7 @@
 #include <mutex>
 
 #include "nanoscopy/core/error.hpp"
-#include "nanoscopy/frc/frc.hpp"
+#include "nanoscopy/frc/engine.hpp"
 #include "nanoscopy/frc/frc_math.hpp"
 #include "nanoscopy/frc/frc_validate.hpp"
 
@@ -23,10 +23,10 @@ struct FftwFree {
   void operator()(void* p) const { fftw_free(p); }
 };
 
-class CpuFrcBackend final : public FrcBackend {
+class CpuFrcEngine final : public FrcEngine {
  public:
-  explicit CpuFrcBackend(const FrcGeometry& g)
-      : FrcBackend(g),
+  explicit CpuFrcEngine(const FrcGeometry& g)
+      : FrcEngine(g),
         wx_(tukey_window(g.width, g.tukey_fraction)),
         wy_(tukey_window(g.height, g.tukey_fraction)),
         pixels_(frc_ring_pixels(g.width, g.height)),
@@ -44,12 +44,12 @@ class CpuFrcBackend final : public FrcBackend {
                                    static_cast<int>(complex), FFTW_ESTIMATE);
     if (!plan_) throw InputError("frc", "FFTW could not plan the transform");
   }
-  ~CpuFrcBackend() override {
+  ~CpuFrcEngine() override {
     std::lock_guard lock(planner_mutex());
     fftw_destroy_plan(plan_);
   }
-  CpuFrcBackend(const CpuFrcBackend&) = delete;
-  CpuFrcBackend& operator=(const CpuFrcBackend&) = delete;
+  CpuFrcEngine(const CpuFrcEngine&) = delete;
+  CpuFrcEngine& operator=(const CpuFrcEngine&) = delete;
 
   std::string name() const override { return std::string("cpu (FFTW ") + fftw_version + ")"; }
 
@@ -61,7 +61,7 @@ class CpuFrcBackend final : public FrcBackend {
     for (std::int64_t y = 0; y < h; ++y)
       for (std::int64_t x = 0; x < w; ++x) {
         const auto i = static_cast<std::size_t>(y * w + x);
-        const double win = wy_[static_cast<std::size_t>(y)] * wx_[static_cast<std::size_t>(x)];
+        const double win = frc_math::window_weight(wx_.data(), wy_.data(), x, y);
         in[i] = static_cast<double>(a[i]) * win;
         in[real + i] = static_cast<double>(b[i]) * win;
       }
@@ -82,11 +82,11 @@ class CpuFrcBackend final : public FrcBackend {
         if (r > last) continue;
         const double weight = frc_math::half_spectrum_weight(c, w);
         const auto i = static_cast<std::size_t>(y * columns_ + c);
-        const double re1 = f1[i][0], im1 = f1[i][1], re2 = f2[i][0], im2 = f2[i][1];
+        const frc_math::RingTerms t = frc_math::ring_terms(f1[i][0], f1[i][1], f2[i][0], f2[i][1], weight);
         const auto ri = static_cast<std::size_t>(r);
-        s.cross[ri] += weight * (re1 * re2 + im1 * im2);
-        s.power1[ri] += weight * (re1 * re1 + im1 * im1);
-        s.power2[ri] += weight * (re2 * re2 + im2 * im2);
+        s.cross[ri] += t.cross;
+        s.power1[ri] += t.power1;
+        s.power2[ri] += t.power2;
       }
     }
     return s;
@@ -103,9 +103,9 @@ class CpuFrcBackend final : public FrcBackend {
 
 }  // namespace
 
-std::unique_ptr<FrcBackend> make_cpu_frc_backend(const FrcGeometry& geometry) {
+std::unique_ptr<FrcEngine> make_cpu_frc_engine(const FrcGeometry& geometry) {
   check_frc_geometry(geometry);
-  return std::make_unique<CpuFrcBackend>(geometry);
+  return std::make_unique<CpuFrcEngine>(geometry);
 }
 
 }  // namespace nanoscopy

@@ -1,4 +1,4 @@
-#include "frc/frc_plan.hpp"
+#include "frc/engine_cuda.hpp"
 
 #include <cuda_runtime.h>
 #include <cufft.h>
@@ -75,9 +75,9 @@ class CufftPlan {
   bool valid_ = false;
 };
 
-class CudaFrcBackend final : public FrcBackend {
+class CudaFrcEngine final : public FrcEngine {
  public:
-  CudaFrcBackend(int gpu, const FrcGeometry& g) : FrcBackend(g), gpu_(gpu), guard_(gpu) {
+  CudaFrcEngine(int gpu, const FrcGeometry& g) : FrcEngine(g), gpu_(gpu), guard_(gpu) {
     const std::int64_t w = g.width, h = g.height, n = w * h;
     if (n >= (1LL << 31))
       throw DeviceError("cuda:" + std::to_string(gpu), "an image of " + std::to_string(w) + "x" + std::to_string(h) +
@@ -106,7 +106,7 @@ class CudaFrcBackend final : public FrcBackend {
     window_ = DeviceBuffer<double>(static_cast<std::size_t>(w + h));
     sums_ = DeviceBuffer<double>(static_cast<std::size_t>(3 * rings_));
     sums_host_ = PinnedBuffer<double>(static_cast<std::size_t>(3 * rings_));
-    // The window is computed once on the host (frc.cpp) and uploaded, so both backends use the same values.
+    // The window is computed once on the host (frc.cpp) and uploaded, so both engines use the same values.
     std::vector<double> window = tukey_window(w, g.tukey_fraction);
     const std::vector<double> wy = tukey_window(h, g.tukey_fraction);
     window.insert(window.end(), wy.begin(), wy.end());
@@ -167,9 +167,9 @@ class CudaFrcBackend final : public FrcBackend {
 
 }  // namespace
 
-std::unique_ptr<FrcBackend> make_cuda_frc_backend(int gpu, const FrcGeometry& geometry) {
+std::unique_ptr<FrcEngine> make_cuda_frc_engine(int gpu, const FrcGeometry& geometry) {
   check_frc_geometry(geometry);
-  return std::make_unique<CudaFrcBackend>(gpu, geometry);
+  return std::make_unique<CudaFrcEngine>(gpu, geometry);
 }
 
 }  // namespace nanoscopy::cuda

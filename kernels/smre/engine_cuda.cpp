@@ -15,7 +15,7 @@
 // holds a projection since start() (warm_) and uploads it with the active
 // flags, so a frame's first projection after start() is cold, as are all of
 // them with warm start off; frames that sit out an iteration keep their q.
-#include "smre/smre_engine_cuda.hpp"
+#include "smre/engine_cuda.hpp"
 
 #include <cuda_runtime.h>
 
