@@ -5,7 +5,7 @@
 
 #include "common/cuda_check.hpp"
 #include "loc/detect_kernels.hpp"
-#include "nanoscopy/loc/detect_math.hpp"
+#include "nanoscopy/loc/detect/detect_math.hpp"
 
 namespace nanoscopy::cuda {
 namespace {

@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "nanoscopy/loc/detect_types.hpp"
+#include "nanoscopy/loc/detect/detect_types.hpp"
 
 namespace nanoscopy::cuda {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "nanoscopy/io/pixel_type.hpp"
-#include "nanoscopy/loc/detect.hpp"
+#include "nanoscopy/loc/detect/detect.hpp"
 
 // Same declaration as the CUDA runtime's, so both may be seen together.
 struct CUstream_st;

@@ -14,7 +14,7 @@
 #include "loc/detect_plan.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/fault_injection.hpp"
-#include "nanoscopy/loc/detect.hpp"
+#include "nanoscopy/loc/detect/detect.hpp"
 
 namespace nanoscopy::cuda {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "nanoscopy/fit/fit_types.hpp"
 #include "nanoscopy/loc/chunk_localizer.hpp"
-#include "nanoscopy/loc/detect_types.hpp"
+#include "nanoscopy/loc/detect/detect_types.hpp"
 
 namespace nanoscopy::cuda {
 

@@ -15,7 +15,7 @@
 #include "nanoscopy/backend/device.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
-#include "nanoscopy/loc/detect.hpp"
+#include "nanoscopy/loc/detect/detect.hpp"
 #include "nanoscopy/sim/movie.hpp"
 #include "support/test_support.hpp"
 

@@ -68,7 +68,7 @@ std::optional<double> time_device_resident_fit(const Device& device, const FitSe
 }  // namespace nanoscopy
 
 // Spot detection (fit2d): the CPU reference always, CUDA on the device's first GPU.
-#include "nanoscopy/loc/detect.hpp"
+#include "nanoscopy/loc/detect/detect.hpp"
 #if NANOSCOPY_HAVE_CUDA
 #include "loc/detect_plan.hpp"
 #endif

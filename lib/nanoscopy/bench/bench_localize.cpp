@@ -17,7 +17,7 @@
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/loc/chunk_localizer.hpp"
-#include "nanoscopy/loc/loc_formats.hpp"
+#include "nanoscopy/loc/formats/loc_formats.hpp"
 #include "nanoscopy/loc/pipeline.hpp"
 #include "nanoscopy/sim/movie.hpp"
 #include "nanoscopy/bench/bench_common.hpp"

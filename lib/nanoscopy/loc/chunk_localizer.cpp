@@ -6,7 +6,7 @@
 
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/fit/fit.hpp"
-#include "nanoscopy/loc/detect.hpp"
+#include "nanoscopy/loc/detect/detect.hpp"
 
 namespace nanoscopy {
 namespace {

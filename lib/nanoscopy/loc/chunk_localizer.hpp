@@ -15,7 +15,7 @@
 
 #include "nanoscopy/fit/fit_types.hpp"
 #include "nanoscopy/io/pixel_type.hpp"
-#include "nanoscopy/loc/detect_types.hpp"
+#include "nanoscopy/loc/detect/detect_types.hpp"
 
 namespace nanoscopy {
 

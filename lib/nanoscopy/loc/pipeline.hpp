@@ -10,12 +10,12 @@
 #include <string>
 
 #include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/core/camera.hpp"
 #include "nanoscopy/core/frame_range.hpp"
 #include "nanoscopy/fit/fit_types.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
-#include "nanoscopy/loc/camera.hpp"
 #include "nanoscopy/loc/convert.hpp"
-#include "nanoscopy/loc/detect.hpp"
+#include "nanoscopy/loc/detect/detect.hpp"
 #include "nanoscopy/loc/localization.hpp"
 #include "nanoscopy/loc/regions.hpp"
 

@@ -7,7 +7,7 @@
 #pragma GCC optimize("fp-contract=off")
 #endif
 
-#include "nanoscopy/loc/detect.hpp"
+#include "nanoscopy/loc/detect/detect.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -18,7 +18,7 @@
 
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/error.hpp"
-#include "nanoscopy/loc/detect_math.hpp"
+#include "nanoscopy/loc/detect/detect_math.hpp"
 
 #if NANOSCOPY_HAVE_OPENMP
 #include <omp.h>

@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "nanoscopy/loc/detect_types.hpp"
+#include "nanoscopy/loc/detect/detect_types.hpp"
 
 namespace nanoscopy {
 
