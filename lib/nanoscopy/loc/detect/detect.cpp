@@ -272,10 +272,6 @@ class FrameDetector {
   int norm_width_ = 0, norm_height_ = 0;
 };
 
-int resolve_threads(int threads) {
-  return threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
 }  // namespace
 
 void dog_filter_frame(const float* frame, int width, int height, const DetectSettings& settings, float* out) {
@@ -298,7 +294,7 @@ void detect_cpu(const float* frames, std::int64_t first_frame, std::int64_t coun
   if (!frames) throw UsageError("detect", "no frames given");
   const std::int64_t n = static_cast<std::int64_t>(width) * height;
   std::vector<std::vector<Candidate>> per_frame(static_cast<std::size_t>(count));
-  const int workers = static_cast<int>(std::min<std::int64_t>(resolve_threads(threads), count));
+  const int workers = static_cast<int>(std::min<std::int64_t>(detect_thread_count(threads), count));
   std::exception_ptr failure;
   std::atomic<bool> failed{false};
   auto work = [&](FrameDetector& d, std::int64_t t) {
@@ -365,30 +361,8 @@ template RoiCut<float> cut_rois(const float*, std::int64_t, std::int64_t, int, i
 template RoiCut<std::uint16_t> cut_rois(const std::uint16_t*, std::int64_t, std::int64_t, int, int,
                                         std::span<const Candidate>, int);
 
-namespace {
-
-class CpuDetector final : public Detector {
- public:
-  CpuDetector(const DetectSettings& settings, int threads) : settings_(settings), threads_(resolve_threads(threads)) {
-    validate_detect_settings(settings_);
-  }
-  void detect(const float* frames_host, std::int64_t first_frame, std::int64_t count, int width, int height,
-              std::vector<Candidate>& out) override {
-    detect_cpu(frames_host, first_frame, count, width, height, settings_, threads_, out);
-  }
-  std::string name() const override {
-    return "cpu (" + std::to_string(threads_) + " thread" + (threads_ == 1 ? "" : "s") + ")";
-  }
-
- private:
-  DetectSettings settings_;
-  int threads_;
-};
-
-}  // namespace
-
-std::unique_ptr<Detector> make_cpu_detector(const DetectSettings& settings, int threads) {
-  return std::make_unique<CpuDetector>(settings, threads);
+int detect_thread_count(int threads) {
+  return threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 }  // namespace nanoscopy

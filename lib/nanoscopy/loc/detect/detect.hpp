@@ -26,7 +26,6 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -34,8 +33,6 @@
 #include "nanoscopy/loc/detect/detect_types.hpp"
 
 namespace nanoscopy {
-
-struct Device;
 
 // UsageError naming the setting for box not odd in 3..31, threshold not finite
 // and > 0, σ not 0 < σ1 < σ2 ≤ 10, border < 0.
@@ -66,6 +63,9 @@ float robust_noise_sd(const float* values, std::int64_t count);
 void detect_cpu(const float* frames, std::int64_t first_frame, std::int64_t count, int width, int height,
                 const DetectSettings& settings, int threads, std::vector<Candidate>& out);
 
+// The number of threads detect_cpu runs on for `threads` (≤ 0: all hardware threads).
+int detect_thread_count(int threads);
+
 // box × box ROIs, ROI after ROI, each row-major (x fastest), of the candidates
 // (whose frames lie in [first_frame, first_frame + count)); frame coordinates =
 // origins[k] + ROI coordinates. The pixel type is kept (uint16 halves the
@@ -79,23 +79,5 @@ struct RoiCut {
 template <typename Pixel>
 RoiCut<Pixel> cut_rois(const Pixel* frames, std::int64_t first_frame, std::int64_t count, int width, int height,
                        std::span<const Candidate> candidates, int box);
-
-// The backend-neutral entry: host frames in, candidates out.
-class Detector {
- public:
-  virtual ~Detector() = default;
-  // Detects spots in `count` float32 frames (T, Y, X) on the host; `out` is
-  // cleared and filled in (frame, y, x) order. InputError for frames smaller
-  // than the box.
-  virtual void detect(const float* frames_host, std::int64_t first_frame, std::int64_t count, int width, int height,
-                      std::vector<Candidate>& out) = 0;
-  virtual std::string name() const = 0;  // "cpu (2 threads)", "cuda:0"
-};
-
-std::unique_ptr<Detector> make_cpu_detector(const DetectSettings& settings, int threads);
-
-// The detector for a selected device (defined in the backend registry; the
-// CUDA detector uploads the frames and runs on the first GPU of the device).
-std::unique_ptr<Detector> make_detector(const Device& device, const DetectSettings& settings);
 
 }  // namespace nanoscopy
