@@ -1,5 +1,5 @@
 // The CPU localize engine: --regions drops candidates right after detection
-// (they are counted, never cut or fitted), and the one chunk check.
+// (they are counted, never cut or fitted), the one chunk check, the one box rule.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -111,4 +111,17 @@ TEST_CASE("validate_chunk: pixel type, missing pixels, frames smaller than the b
   std::vector<RoiOrigin> o;
   std::vector<FitResult> f;
   CHECK_THROWS_AS(engine->localize(ChunkPixels{pixels.data(), PixelType::u16, 0, 1, 5, 5}, c, o, f), InputError);
+}
+
+TEST_CASE("the one box rule: its messages name the caller's source") {
+  CHECK_NOTHROW(validate_detect_box(3));
+  CHECK_NOTHROW(validate_detect_box(31));
+  const auto even = expect_error<UsageError>([] { validate_detect_box(4, "--box"); });
+  CHECK(even.where() == "--box");
+  CHECK(std::string(even.what()) == "the box must be odd (3, 5, 7, ...), not 4");
+  CHECK(contains(expect_error<UsageError>([] { validate_detect_box(33); }).message(), "from 3 to 31"));
+  DetectSettings s;
+  s.box = 6;
+  CHECK(expect_error<UsageError>([&] { validate_detect_settings(s, "params.yaml:3"); }).where() == "params.yaml:3");
+  CHECK_THROWS_AS(cut_rois<float>(nullptr, 0, 0, 16, 16, {}, 6), UsageError);
 }

@@ -30,10 +30,14 @@ using detect_detail::add;
 using detect_detail::mul;
 using detect_detail::sub;
 
-void validate_detect_settings(const DetectSettings& s) {
-  if (s.box < min_detect_box || s.box > max_detect_box || s.box % 2 == 0)
-    throw UsageError("box",
-                     "the detection box must be an odd number of pixels from 3 to 31, got " + std::to_string(s.box));
+void validate_detect_box(int box, const std::string& where) {
+  if (box < min_detect_box || box > max_detect_box)
+    throw UsageError(where, "the detection box must be an odd number of pixels from 3 to 31, got " + std::to_string(box));
+  if (box % 2 == 0) throw UsageError(where, "the box must be odd (3, 5, 7, ...), not " + std::to_string(box));
+}
+
+void validate_detect_settings(const DetectSettings& s, const std::string& box_where) {
+  validate_detect_box(s.box, box_where);
   if (!std::isfinite(s.threshold) || s.threshold <= 0)
     throw UsageError("threshold", "the detection threshold must be a positive number of noise sds");
   if (!(s.dog_sigma1 > 0) || !(s.dog_sigma2 <= max_dog_sigma) || !(s.dog_sigma1 < s.dog_sigma2))
@@ -332,7 +336,7 @@ void detect_cpu(const float* frames, std::int64_t first_frame, std::int64_t coun
 template <typename Pixel>
 RoiCut<Pixel> cut_rois(const Pixel* frames, std::int64_t first_frame, std::int64_t count, int width, int height,
                        std::span<const Candidate> candidates, int box) {
-  if (box < 1 || box % 2 == 0) throw UsageError("cut_rois", "the ROI box must be odd, got " + std::to_string(box));
+  validate_detect_box(box, "cut_rois");
   check_frame_size(width, height, box);
   RoiCut<Pixel> set;
   set.box = box;

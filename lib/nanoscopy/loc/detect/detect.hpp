@@ -34,9 +34,14 @@
 
 namespace nanoscopy {
 
-// UsageError naming the setting for box not odd in 3..31, threshold not finite
-// and > 0, σ not 0 < σ1 < σ2 ≤ 10, border < 0.
-void validate_detect_settings(const DetectSettings& settings);
+// The one rule for the detection box (fit2d's parameters, the engines and
+// cut_rois all come here): UsageError naming `where` unless box is odd in 3..31.
+void validate_detect_box(int box, const std::string& where = "box");
+
+// UsageError naming the setting for box not odd in 3..31 (named `box_where`:
+// the caller may name the parameter's source), threshold not finite and > 0,
+// σ not 0 < σ1 < σ2 ≤ 10, border < 0.
+void validate_detect_settings(const DetectSettings& settings, const std::string& box_where = "box");
 
 // Normalized Gaussian weights, 2·⌈3σ⌉ + 1 taps, centre in the middle.
 std::vector<float> gaussian_weights(double sigma);
