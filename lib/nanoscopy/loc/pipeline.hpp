@@ -33,7 +33,7 @@ struct PipelineSettings {
 
 struct PipelineSummary {
   std::int64_t frames = 0;
-  std::int64_t candidates = 0;
+  std::int64_t candidates = 0;     // detected, those outside the regions (never fitted) included
   std::int64_t localizations = 0;  // accepted by the filter (handed to the sink)
   std::int64_t rejected = 0;       // fitted but filtered out
   double median_precision_nm = 0;
