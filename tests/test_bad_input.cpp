@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "nanoscopy/loc/loc_formats.hpp"
+#include "nanoscopy/loc/formats/loc_formats.hpp"
 #include "support/test_support.hpp"
 
 using namespace nanoscopy;

@@ -10,7 +10,7 @@
 #include "nanoscopy/cluster/part_ranges.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
-#include "nanoscopy/loc/loc_formats.hpp"
+#include "nanoscopy/loc/formats/loc_formats.hpp"
 #include "support/test_support.hpp"
 
 using namespace nanoscopy;

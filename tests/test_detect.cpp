@@ -14,8 +14,9 @@
 
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
-#include "nanoscopy/loc/detect.hpp"
-#include "nanoscopy/loc/detect_math.hpp"
+#include "nanoscopy/loc/detect/detect.hpp"
+#include "nanoscopy/loc/detect/detect_math.hpp"
+#include "nanoscopy/loc/detect/engine.hpp"
 #include "nanoscopy/sim/movie.hpp"
 #include "support/test_support.hpp"
 
@@ -290,7 +291,7 @@ TEST_CASE("simulated movie: bright isolated emitters are found within 1 px, few 
 
   // The detector interface gives the same; 1 thread gives the same as 2.
   std::vector<Candidate> again, serial;
-  make_cpu_detector(s, 2)->detect(movie.frames.data(), 0, movie.count, movie.width, movie.height, again);
+  make_cpu_detect_engine(s, 2)->detect(movie.frames.data(), 0, movie.count, movie.width, movie.height, again);
   detect_cpu(movie.frames.data(), 0, movie.count, movie.width, movie.height, s, 1, serial);
   REQUIRE(again.size() == found.size());
   REQUIRE(serial.size() == found.size());

@@ -21,7 +21,7 @@
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/plot_png.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
-#include "nanoscopy/loc/loc_formats.hpp"
+#include "nanoscopy/loc/formats/loc_formats.hpp"
 #include "support/test_support.hpp"
 
 using namespace nanoscopy;

@@ -12,7 +12,7 @@
 
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/table_writer.hpp"
-#include "nanoscopy/loc/loc_formats.hpp"
+#include "nanoscopy/loc/formats/loc_formats.hpp"
 #include "support/test_support.hpp"
 
 namespace {

@@ -17,9 +17,9 @@
 #include "nanoscopy/fit/fit.hpp"
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
-#include "nanoscopy/loc/drift.hpp"
-#include "nanoscopy/loc/roi_tracker.hpp"
-#include "nanoscopy/loc/track.hpp"
+#include "nanoscopy/loc/track/drift.hpp"
+#include "nanoscopy/loc/track/roi_tracker.hpp"
+#include "nanoscopy/loc/track/track.hpp"
 #include "support/test_support.hpp"
 
 namespace {

@@ -5,7 +5,7 @@
 
 #include "common/cuda_check.hpp"
 #include "loc/detect_kernels.hpp"
-#include "nanoscopy/loc/detect_math.hpp"
+#include "nanoscopy/loc/detect/detect_math.hpp"
 
 namespace nanoscopy::cuda {
 namespace {
@@ -169,7 +169,8 @@ __global__ void noise_kernel(const float* filtered, std::int64_t n, double thres
 
 template <typename Raw>
 __global__ void maxima_kernel(const Raw* raw, const float* filtered, const float* level, std::int64_t total, int width,
-                              int height, int box, int border, unsigned long long* keys, unsigned long long* count,
+                              int height, int box, int border, const unsigned char* inside,
+                              unsigned long long* keys, unsigned long long* count, unsigned long long* outside,
                               std::int64_t capacity) {
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= total) return;
@@ -180,6 +181,10 @@ __global__ void maxima_kernel(const Raw* raw, const float* filtered, const float
   const int p = static_cast<int>(i - f * n);
   const int y = p / width, x = p - y * width;
   if (!is_candidate(filtered + f * n, raw + f * n, width, height, x, y, box, border, lv)) return;
+  if (inside && !inside[p]) {  // dropped before its ROI is cut and fitted, but counted
+    atomicAdd(outside, 1ull);
+    return;
+  }
   const unsigned long long slot = atomicAdd(count, 1ull);
   if (slot < static_cast<unsigned long long>(capacity)) keys[slot] = static_cast<unsigned long long>(i);
 }
@@ -274,18 +279,20 @@ void launch_noise(const float* filtered, std::int64_t frames, std::int64_t n, do
 }
 
 void launch_maxima(const FrameView& v, const float* filtered, const float* level, const DetectSettings& settings,
-                   unsigned long long* keys, unsigned long long* count, std::int64_t capacity, cudaStream_t stream) {
+                   const unsigned char* inside, unsigned long long* keys, unsigned long long* count,
+                   unsigned long long* outside, std::int64_t capacity, cudaStream_t stream) {
   const std::int64_t total = v.frames * v.width * v.height;
   if (total <= 0) return;
   constexpr int threads = 256;
   const unsigned grid = blocks_for(total, threads);
   if (v.raw_u16)
     maxima_kernel<<<grid, threads, 0, stream>>>(static_cast<const std::uint16_t*>(v.raw), filtered, level, total,
-                                                v.width, v.height, settings.box, settings.border, keys, count,
-                                                capacity);
+                                                v.width, v.height, settings.box, settings.border, inside, keys,
+                                                count, outside, capacity);
   else
     maxima_kernel<<<grid, threads, 0, stream>>>(static_cast<const float*>(v.raw), filtered, level, total, v.width,
-                                                v.height, settings.box, settings.border, keys, count, capacity);
+                                                v.height, settings.box, settings.border, inside, keys, count,
+                                                outside, capacity);
   NANOSCOPY_CUDA_CHECK_LAUNCH();
 }
 

@@ -1,4 +1,4 @@
-// Launchers of the spot-detection kernels (detect_kernels.cu), for detect_plan.cpp.
+// Launchers of the spot-detection kernels (detect_kernels.cu), for detect_engine_cuda.cpp.
 // Every launcher is asynchronous on `stream` and checks the launch. Frames are
 // `frames` (T, Y, X) of uint16 or float32 (`raw_u16`), n = width·height pixels each.
 // The per-pixel math is detect_math.hpp's, shared with the CPU reference.
@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "nanoscopy/loc/detect_types.hpp"
+#include "nanoscopy/loc/detect/detect_types.hpp"
 
 namespace nanoscopy::cuda {
 
@@ -47,9 +47,12 @@ void launch_noise(const float* filtered, std::int64_t frames, std::int64_t n, do
 
 // One thread per pixel: candidates (detect_detail::is_candidate) are appended
 // as linear pixel indices (frame·n + y·width + x) to keys[atomicAdd(count)];
-// a slot beyond `capacity` is counted but not written.
+// a slot beyond `capacity` is counted but not written. With `inside` (width·height
+// values, 0 outside the regions; null: everywhere), a candidate at a pixel
+// outside is not appended but counted in *outside.
 void launch_maxima(const FrameView& v, const float* filtered, const float* level, const DetectSettings& settings,
-                   unsigned long long* keys, unsigned long long* count, std::int64_t capacity, cudaStream_t stream);
+                   const unsigned char* inside, unsigned long long* keys, unsigned long long* count,
+                   unsigned long long* outside, std::int64_t capacity, cudaStream_t stream);
 
 // Temporary bytes of sort_keys for `capacity` keys.
 std::size_t sort_keys_temp_bytes(std::int64_t capacity);

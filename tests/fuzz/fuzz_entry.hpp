@@ -27,7 +27,7 @@
 #include "nanoscopy/cluster/part_file.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
-#include "nanoscopy/loc/loc_formats.hpp"
+#include "nanoscopy/loc/formats/loc_formats.hpp"
 #include "nanoscopy/params/params.hpp"
 #include "nanoscopy/params/tool_schemas.hpp"
 #include "nanoscopy/sofi/sofi_partial.hpp"

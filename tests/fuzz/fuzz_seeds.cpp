@@ -23,7 +23,7 @@
 #include "nanoscopy/io/hdf5_util.hpp"
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/table_writer.hpp"
-#include "nanoscopy/loc/loc_formats.hpp"
+#include "nanoscopy/loc/formats/loc_formats.hpp"
 #include "nanoscopy/params/tool_schemas.hpp"
 #include "nanoscopy/sim/movie.hpp"
 #include "nanoscopy/sofi/sofi_partial.hpp"

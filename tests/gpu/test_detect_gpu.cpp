@@ -15,17 +15,18 @@
 #include "nanoscopy/backend/device.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
-#include "nanoscopy/loc/detect.hpp"
+#include "nanoscopy/loc/detect/detect.hpp"
+#include "nanoscopy/loc/detect/engine.hpp"
 #include "nanoscopy/sim/movie.hpp"
 #include "support/test_support.hpp"
 
 // The device-data entry point needs the CUDA runtime and the kernels' plain
 // headers, present only in builds with the CUDA backend.
-#if __has_include("loc/detect_plan.hpp") && __has_include(<cuda_runtime.h>)
+#if __has_include("loc/detect_engine_cuda.hpp") && __has_include(<cuda_runtime.h>)
 #include <cuda_runtime.h>
 
 #include "fit/fit_plan.hpp"
-#include "loc/detect_plan.hpp"
+#include "loc/detect_engine_cuda.hpp"
 #define NANOSCOPY_TEST_DETECT_DEVICE_ENTRY 1
 #endif
 
@@ -110,8 +111,8 @@ void compare(const std::vector<Candidate>& gpu, const std::vector<Candidate>& cp
 void check_backends_agree(const Frames& f, const DetectSettings& s, const char* what, std::int64_t first_frame = 0,
                           bool expect_some = true) {
   std::vector<Candidate> cpu, gpu;
-  make_cpu_detector(s, 0)->detect(f.pixels.data(), first_frame, f.count, f.width, f.height, cpu);
-  auto detector = make_detector(gpu_device(), s);
+  make_cpu_detect_engine(s, 0)->detect(f.pixels.data(), first_frame, f.count, f.width, f.height, cpu);
+  auto detector = make_detect_engine(gpu_device(), s);
   detector->detect(f.pixels.data(), first_frame, f.count, f.width, f.height, gpu);
   MESSAGE(std::string(what) << ": " << cpu.size() << " candidates on the CPU, " << gpu.size() << " on "
                             << detector->name());
@@ -163,10 +164,10 @@ TEST_CASE("CUDA detection equals the CPU reference with NaN, constant and empty 
   Frames none;
   none.width = none.height = 16;
   std::vector<Candidate> out{Candidate{}};
-  make_detector(gpu_device(), DetectSettings{})->detect(nullptr, 0, 0, 16, 16, out);
+  make_detect_engine(gpu_device(), DetectSettings{})->detect(nullptr, 0, 0, 16, 16, out);
   CHECK(out.empty());
   std::vector<float> tiny(5 * 5, 1.f);
-  CHECK_THROWS_AS(make_detector(gpu_device(), DetectSettings{})->detect(tiny.data(), 0, 1, 5, 5, out), InputError);
+  CHECK_THROWS_AS(make_detect_engine(gpu_device(), DetectSettings{})->detect(tiny.data(), 0, 1, 5, 5, out), InputError);
 }
 
 #ifdef NANOSCOPY_TEST_DETECT_DEVICE_ENTRY

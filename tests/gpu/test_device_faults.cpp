@@ -13,7 +13,7 @@
 
 #include "nanoscopy/backend/device.hpp"
 #include "nanoscopy/config.hpp"
-#include "nanoscopy/loc/chunk_localizer.hpp"
+#include "nanoscopy/loc/localize_engine.hpp"
 #include "nanoscopy/sim/movie.hpp"
 #include "support/test_support.hpp"
 
@@ -69,7 +69,7 @@ TEST_CASE("a chunk larger than the free device memory is localized in pieces, wi
   const Device gpu = select_device(DeviceRequest::parse("cuda"), true);
   Found whole;
   {
-    auto localizer = make_chunk_localizer(gpu, DetectSettings{}, FitSettings{});
+    auto localizer = make_localize_engine(gpu, LocalizeSettings{});
     localizer->localize(chunk, whole.candidates, whole.origins, whole.fits);
   }
   REQUIRE(whole.candidates.size() > 1000);
@@ -79,7 +79,7 @@ TEST_CASE("a chunk larger than the free device memory is localized in pieces, wi
   for (const std::size_t leave_mb : {std::size_t{1024}, std::size_t{512}, std::size_t{256}}) {
     CAPTURE(leave_mb);
     Found pieces;
-    auto localizer = make_chunk_localizer(gpu, DetectSettings{}, FitSettings{});
+    auto localizer = make_localize_engine(gpu, LocalizeSettings{});
     {
       const MemoryHog hog(leave_mb << 20);
       localizer->localize(chunk, pieces.candidates, pieces.origins, pieces.fits);

@@ -1,4 +1,4 @@
-// The CUDA ChunkLocalizer (upload → detect → cut → fit on the device) against
+// The CUDA LocalizeEngine (upload → detect → cut → fit on the device) against
 // the CPU one (detect_cpu → cut_rois → CPU fitter) on the same chunks: the
 // candidates and ROI origins must be identical (detection is bit-identical),
 // the fits agree within the fitter's CPU/GPU tolerance (test_fit_gpu.cpp).
@@ -12,7 +12,7 @@
 #include "nanoscopy/backend/device.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
-#include "nanoscopy/loc/chunk_localizer.hpp"
+#include "nanoscopy/loc/localize_engine.hpp"
 #include "nanoscopy/sim/movie.hpp"
 #include "support/test_support.hpp"
 
@@ -89,12 +89,12 @@ Device cpu_device() {
 
 }  // namespace
 
-TEST_CASE("CUDA ChunkLocalizer equals the CPU one: uint16 and float chunks of several sizes, pinned and pageable") {
+TEST_CASE("CUDA LocalizeEngine equals the CPU one: uint16 and float chunks of several sizes, pinned and pageable") {
   const Movie mv = simulated(70, 90, 77, 60, 11);
   DetectSettings ds;
   FitSettings fs;
-  auto cpu = make_chunk_localizer(cpu_device(), ds, fs);
-  auto gpu = make_chunk_localizer(gpu_device(), ds, fs);
+  auto cpu = make_localize_engine(cpu_device(), LocalizeSettings{ds, fs, {}});
+  auto gpu = make_localize_engine(gpu_device(), LocalizeSettings{ds, fs, {}});
   CHECK(gpu->name().rfind("cuda:", 0) == 0);
   const std::int64_t frame = static_cast<std::int64_t>(mv.width) * mv.height;
   // Page-locked copies of the movie (the pipeline's fast path).
@@ -137,13 +137,13 @@ TEST_CASE("CUDA ChunkLocalizer equals the CPU one: uint16 and float chunks of se
   CHECK(static_cast<double>(tally.agree) >= 0.999 * static_cast<double>(tally.fits));
 }
 
-TEST_CASE("CUDA ChunkLocalizer: empty chunk, one frame, a chunk with no spots, bad input") {
+TEST_CASE("CUDA LocalizeEngine: empty chunk, one frame, a chunk with no spots, bad input") {
   const Movie mv = simulated(3, 64, 64, 20, 5);
   DetectSettings ds;
   ds.box = 9;
   FitSettings fs;
-  auto cpu = make_chunk_localizer(cpu_device(), ds, fs);
-  auto gpu = make_chunk_localizer(gpu_device(), ds, fs);
+  auto cpu = make_localize_engine(cpu_device(), LocalizeSettings{ds, fs, {}});
+  auto gpu = make_localize_engine(gpu_device(), LocalizeSettings{ds, fs, {}});
   Output a, b;
   // Stale contents must be cleared.
   b.candidates.resize(3);
@@ -185,4 +185,36 @@ TEST_CASE("CUDA ChunkLocalizer: empty chunk, one frame, a chunk with no spots, b
                 a.fits);
   compare(a, b, tally);
   CHECK(tally.agree == tally.fits);
+}
+
+TEST_CASE("CUDA LocalizeEngine with regions: drops the same candidates as the CPU one, before fitting") {
+  const Movie mv = simulated(20, 90, 77, 60, 13);
+  DetectSettings ds;
+  FitSettings fs;
+  const std::vector<Region> regions{{0, 0, 40, 77}, {60, 30, 30, 20}};
+  auto cpu = make_localize_engine(cpu_device(), LocalizeSettings{ds, fs, regions});
+  auto gpu = make_localize_engine(gpu_device(), LocalizeSettings{ds, fs, regions});
+  auto everywhere = make_localize_engine(gpu_device(), LocalizeSettings{ds, fs, {}});
+  Tally tally;
+  for (const PixelType type : {PixelType::u16, PixelType::f32}) {
+    CAPTURE(to_string(type));
+    const void* pixels = type == PixelType::u16 ? static_cast<const void*>(mv.u16.data()) : mv.f32.data();
+    const ChunkPixels px{pixels, type, 100, mv.frames, mv.width, mv.height};
+    Output a, b, all;
+    const std::int64_t detected_cpu = cpu->localize(px, a.candidates, a.origins, a.fits);
+    const std::int64_t detected_gpu = gpu->localize(px, b.candidates, b.origins, b.fits);
+    const std::int64_t detected_all = everywhere->localize(px, all.candidates, all.origins, all.fits);
+    compare(a, b, tally);
+    // Every candidate is counted, but only those inside were cut and fitted.
+    CHECK(detected_gpu == detected_all);
+    CHECK(detected_cpu == detected_all);
+    CHECK(detected_all == static_cast<std::int64_t>(all.candidates.size()));
+    CHECK(b.fits.size() < all.fits.size());
+    CHECK(!b.fits.empty());
+    std::size_t inside = 0;
+    for (const auto& c : all.candidates) inside += in_regions(regions, c.x, c.y) ? 1 : 0;
+    CHECK(b.candidates.size() == inside);
+    for (const auto& c : b.candidates) CHECK(in_regions(regions, c.x, c.y));
+  }
+  CHECK(static_cast<double>(tally.agree) >= 0.999 * static_cast<double>(tally.fits));
 }

@@ -68,18 +68,18 @@ std::optional<double> time_device_resident_fit(const Device& device, const FitSe
 }  // namespace nanoscopy
 
 // Spot detection (fit2d): the CPU reference always, CUDA on the device's first GPU.
-#include "nanoscopy/loc/detect.hpp"
+#include "nanoscopy/loc/detect/engine.hpp"
 #if NANOSCOPY_HAVE_CUDA
-#include "loc/detect_plan.hpp"
+#include "loc/detect_engine_cuda.hpp"
 #endif
 
 namespace nanoscopy {
 
-std::unique_ptr<Detector> make_detector(const Device& device, const DetectSettings& settings) {
-  if (device.kind == DeviceKind::cpu) return make_cpu_detector(settings, device.cpu_threads);
+std::unique_ptr<DetectEngine> make_detect_engine(const Device& device, const DetectSettings& settings) {
+  if (device.kind == DeviceKind::cpu) return make_cpu_detect_engine(settings, device.cpu_threads);
 #if NANOSCOPY_HAVE_CUDA
   if (device.gpus.empty()) throw DeviceError("--device", "no GPU selected");
-  return cuda::make_cuda_detector(device.gpus.front(), settings);
+  return cuda::make_cuda_detect_engine(device.gpus.front(), settings);
 #else
   throw DeviceError("--device", "this build has no CUDA backend");
 #endif
@@ -89,21 +89,19 @@ std::unique_ptr<Detector> make_detector(const Device& device, const DetectSettin
 
 // fit2d's detect → cut → fit per chunk: the CPU path always, CUDA (everything
 // on the device's first GPU) when compiled in.
-#include "nanoscopy/loc/chunk_localizer.hpp"
+#include "nanoscopy/loc/localize_engine.hpp"
 #if NANOSCOPY_HAVE_CUDA
-#include "loc/localize_plan.hpp"
+#include "loc/localize_engine_cuda.hpp"
 #endif
 
 namespace nanoscopy {
 
-std::unique_ptr<ChunkLocalizer> make_chunk_localizer(const Device& device, const DetectSettings& detect,
-                                                     const FitSettings& fit) {
-  if (device.kind == DeviceKind::cpu) return make_cpu_chunk_localizer(detect, fit, device.cpu_threads);
+std::unique_ptr<LocalizeEngine> make_localize_engine(const Device& device, const LocalizeSettings& settings) {
+  if (device.kind == DeviceKind::cpu) return make_cpu_localize_engine(settings, device.cpu_threads);
 #if NANOSCOPY_HAVE_CUDA
   if (device.gpus.empty()) throw DeviceError("--device", "no GPU selected");
-  return cuda::make_cuda_chunk_localizer(device.gpus.front(), detect, fit);
+  return cuda::make_cuda_localize_engine(device.gpus.front(), settings);
 #else
-  (void)detect, (void)fit;
   throw DeviceError("--device", "this build has no CUDA backend");
 #endif
 }

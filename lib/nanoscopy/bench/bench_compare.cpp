@@ -6,7 +6,7 @@
 
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
-#include "nanoscopy/loc/loc_formats.hpp"
+#include "nanoscopy/loc/formats/loc_formats.hpp"
 
 namespace nanoscopy {
 

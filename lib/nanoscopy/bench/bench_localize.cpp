@@ -16,8 +16,8 @@
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
-#include "nanoscopy/loc/chunk_localizer.hpp"
-#include "nanoscopy/loc/loc_formats.hpp"
+#include "nanoscopy/loc/formats/loc_formats.hpp"
+#include "nanoscopy/loc/localize_engine.hpp"
 #include "nanoscopy/loc/pipeline.hpp"
 #include "nanoscopy/sim/movie.hpp"
 #include "nanoscopy/bench/bench_common.hpp"
@@ -172,7 +172,7 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
     std::int64_t mem_candidates = 0;
     if (mem_frames > 0) {
       const auto t_setup = Clock::now();
-      auto localizer = make_chunk_localizer(dev.device, settings.detect, settings.fit);
+      auto localizer = make_localize_engine(dev.device, LocalizeSettings{settings.detect, settings.fit, settings.regions});
       setup_s = seconds_since(t_setup);
       const auto frame_px = static_cast<std::size_t>(info.pixels_per_frame());
       HostBuffer pixels = localizer->allocate_host(static_cast<std::size_t>(mem_frames) * frame_px * 2);

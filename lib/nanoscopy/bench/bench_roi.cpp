@@ -7,7 +7,7 @@
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/fit/fit.hpp"
-#include "nanoscopy/loc/roi_tracker.hpp"
+#include "nanoscopy/loc/track/roi_tracker.hpp"
 
 namespace nanoscopy {
 

@@ -4,8 +4,8 @@
 
 #include <cstdint>
 
+#include "nanoscopy/core/camera.hpp"
 #include "nanoscopy/fit/fit_types.hpp"
-#include "nanoscopy/loc/camera.hpp"
 #include "nanoscopy/loc/localization.hpp"
 
 namespace nanoscopy {

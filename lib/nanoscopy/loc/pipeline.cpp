@@ -15,7 +15,7 @@
 
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/progress.hpp"
-#include "nanoscopy/loc/chunk_localizer.hpp"
+#include "nanoscopy/loc/localize_engine.hpp"
 
 namespace nanoscopy {
 namespace {
@@ -75,7 +75,7 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
   const bool u16 = info.type == PixelType::u16;
   const PixelType chunk_type = u16 ? PixelType::u16 : PixelType::f32;
 
-  auto localizer = make_chunk_localizer(device, settings.detect, settings.fit);
+  auto localizer = make_localize_engine(device, LocalizeSettings{settings.detect, settings.fit, settings.regions});
   PipelineSummary summary;
   summary.device = localizer->name();
 
@@ -128,14 +128,15 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
     }
     try {
       Chunk& c = *item;
+      std::int64_t detected = 0;
       on_frames(c.first, c.count, [&] {
-        localizer->localize(ChunkPixels{c.pixels.get(), chunk_type, c.first, c.count, width, height}, candidates,
-                            origins, fits);
+        detected = localizer->localize(ChunkPixels{c.pixels.get(), chunk_type, c.first, c.count, width, height},
+                                       candidates, origins, fits);
       });
-      summary.candidates += static_cast<std::int64_t>(candidates.size());
+      // Every candidate detected, those outside the regions (dropped before fitting) included.
+      summary.candidates += detected;
       accepted.clear();
       for (std::size_t k = 0; k < candidates.size(); ++k) {
-        if (!in_regions(settings.regions, candidates[k].x, candidates[k].y)) continue;  // not counted
         const auto loc = to_localization(fits[k], candidates[k].frame, origins[k].x0, origins[k].y0, settings.camera,
                                          settings.fit.model,
                                          candidates[k].net_gradient * settings.camera.photons_per_adu());

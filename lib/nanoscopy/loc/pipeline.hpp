@@ -10,12 +10,12 @@
 #include <string>
 
 #include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/core/camera.hpp"
 #include "nanoscopy/core/frame_range.hpp"
 #include "nanoscopy/fit/fit_types.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
-#include "nanoscopy/loc/camera.hpp"
 #include "nanoscopy/loc/convert.hpp"
-#include "nanoscopy/loc/detect.hpp"
+#include "nanoscopy/loc/detect/detect.hpp"
 #include "nanoscopy/loc/localization.hpp"
 #include "nanoscopy/loc/regions.hpp"
 
@@ -33,7 +33,7 @@ struct PipelineSettings {
 
 struct PipelineSummary {
   std::int64_t frames = 0;
-  std::int64_t candidates = 0;
+  std::int64_t candidates = 0;     // detected, those outside the regions (never fitted) included
   std::int64_t localizations = 0;  // accepted by the filter (handed to the sink)
   std::int64_t rejected = 0;       // fitted but filtered out
   double median_precision_nm = 0;

@@ -46,4 +46,15 @@ bool in_regions(const std::vector<Region>& regions, std::int64_t x, std::int64_t
          std::any_of(regions.begin(), regions.end(), [&](const Region& r) { return r.contains(x, y); });
 }
 
+std::vector<unsigned char> region_mask(const std::vector<Region>& regions, int width, int height) {
+  const auto w = static_cast<std::int64_t>(std::max(width, 0)), h = static_cast<std::int64_t>(std::max(height, 0));
+  std::vector<unsigned char> mask(static_cast<std::size_t>(w * h), regions.empty() ? 1 : 0);
+  for (const Region& r : regions) {  // clipped to the frame
+    const std::int64_t x0 = std::max<std::int64_t>(r.x0, 0), x1 = std::min(r.x0 + r.width, w);
+    for (std::int64_t y = std::max<std::int64_t>(r.y0, 0); y < std::min(r.y0 + r.height, h); ++y)
+      if (x0 < x1) std::fill(mask.begin() + y * w + x0, mask.begin() + y * w + x1, 1);
+  }
+  return mask;
+}
+
 }  // namespace nanoscopy

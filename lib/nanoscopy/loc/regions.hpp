@@ -22,4 +22,8 @@ std::vector<Region> parse_regions(const std::string& path, std::int64_t frame_wi
 // True when `regions` is empty (no restriction) or one of them holds (x, y).
 bool in_regions(const std::vector<Region>& regions, std::int64_t x, std::int64_t y);
 
+// in_regions for every pixel of a width × height frame, row-major: 1 inside, 0
+// outside (the CUDA localize engine drops candidates by this map on the device).
+std::vector<unsigned char> region_mask(const std::vector<Region>& regions, int width, int height);
+
 }  // namespace nanoscopy

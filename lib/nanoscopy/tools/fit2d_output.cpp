@@ -6,7 +6,7 @@
 
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
-#include "nanoscopy/loc/drift.hpp"
+#include "nanoscopy/loc/track/drift.hpp"
 
 namespace nanoscopy {
 

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "nanoscopy/io/table_writer.hpp"
-#include "nanoscopy/loc/loc_formats.hpp"
+#include "nanoscopy/loc/formats/loc_formats.hpp"
 #include "nanoscopy/loc/median_histogram.hpp"
-#include "nanoscopy/loc/track.hpp"
+#include "nanoscopy/loc/track/track.hpp"
 #include "nanoscopy/params/params.hpp"
 
 namespace nanoscopy {

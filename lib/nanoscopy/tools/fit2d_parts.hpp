@@ -16,7 +16,7 @@
 
 #include "nanoscopy/cli/tool_app.hpp"
 #include "nanoscopy/io/table_writer.hpp"
-#include "nanoscopy/loc/loc_formats.hpp"
+#include "nanoscopy/loc/formats/loc_formats.hpp"
 
 namespace nanoscopy {
 

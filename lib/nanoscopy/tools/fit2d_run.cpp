@@ -16,11 +16,12 @@
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
-#include "nanoscopy/loc/loc_formats.hpp"
+#include "nanoscopy/loc/detect/detect.hpp"
+#include "nanoscopy/loc/formats/loc_formats.hpp"
 #include "nanoscopy/loc/pipeline.hpp"
-#include "nanoscopy/loc/roi_tracker.hpp"
+#include "nanoscopy/loc/track/roi_tracker.hpp"
 #include "nanoscopy/io/table_writer.hpp"
-#include "nanoscopy/loc/track.hpp"
+#include "nanoscopy/loc/track/track.hpp"
 #include "nanoscopy/tools/fit2d_output.hpp"
 #include "nanoscopy/tools/fit2d_parts.hpp"
 
@@ -186,10 +187,8 @@ void run_fit2d(const Fit2dOptions& options, ToolContext& ctx, std::ostream& out)
 
   PipelineSettings settings;
   settings.detect.box = static_cast<int>(p.get_int("Detection/box"));
-  if (settings.detect.box % 2 == 0)
-    throw UsageError(p.source("Detection/box").describe(), "the box must be odd (3, 5, 7, ...), not " +
-                                                              std::to_string(settings.detect.box));
   settings.detect.threshold = p.get_real("Detection/threshold");
+  validate_detect_settings(settings.detect, p.source("Detection/box").describe());
   settings.fit = fit_settings(p);
   std::vector<std::string> camera_from_movie;
   settings.camera = camera(p, info, camera_from_movie);

@@ -18,7 +18,7 @@
 #include "nanoscopy/frc/loc_render.hpp"
 #include "nanoscopy/io/plot_png.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
-#include "nanoscopy/loc/loc_formats.hpp"
+#include "nanoscopy/loc/formats/loc_formats.hpp"
 
 namespace nanoscopy {
 

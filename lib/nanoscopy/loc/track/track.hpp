@@ -35,8 +35,8 @@
 #include <vector>
 
 #include "nanoscopy/io/table_writer.hpp"
-#include "nanoscopy/loc/drift.hpp"
 #include "nanoscopy/loc/localization.hpp"
+#include "nanoscopy/loc/track/drift.hpp"
 
 namespace nanoscopy {
 

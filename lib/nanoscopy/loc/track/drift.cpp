@@ -1,4 +1,4 @@
-#include "nanoscopy/loc/drift.hpp"
+#include "nanoscopy/loc/track/drift.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "nanoscopy/loc/roi_tracker.hpp"
+#include "nanoscopy/loc/track/roi_tracker.hpp"
 
 #include <algorithm>
 #include <charconv>

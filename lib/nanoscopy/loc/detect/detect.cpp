@@ -7,7 +7,7 @@
 #pragma GCC optimize("fp-contract=off")
 #endif
 
-#include "nanoscopy/loc/detect.hpp"
+#include "nanoscopy/loc/detect/detect.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -18,7 +18,7 @@
 
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/error.hpp"
-#include "nanoscopy/loc/detect_math.hpp"
+#include "nanoscopy/loc/detect/detect_math.hpp"
 
 #if NANOSCOPY_HAVE_OPENMP
 #include <omp.h>
@@ -30,10 +30,14 @@ using detect_detail::add;
 using detect_detail::mul;
 using detect_detail::sub;
 
-void validate_detect_settings(const DetectSettings& s) {
-  if (s.box < min_detect_box || s.box > max_detect_box || s.box % 2 == 0)
-    throw UsageError("box",
-                     "the detection box must be an odd number of pixels from 3 to 31, got " + std::to_string(s.box));
+void validate_detect_box(int box, const std::string& where) {
+  if (box < min_detect_box || box > max_detect_box)
+    throw UsageError(where, "the detection box must be an odd number of pixels from 3 to 31, got " + std::to_string(box));
+  if (box % 2 == 0) throw UsageError(where, "the box must be odd (3, 5, 7, ...), not " + std::to_string(box));
+}
+
+void validate_detect_settings(const DetectSettings& s, const std::string& box_where) {
+  validate_detect_box(s.box, box_where);
   if (!std::isfinite(s.threshold) || s.threshold <= 0)
     throw UsageError("threshold", "the detection threshold must be a positive number of noise sds");
   if (!(s.dog_sigma1 > 0) || !(s.dog_sigma2 <= max_dog_sigma) || !(s.dog_sigma1 < s.dog_sigma2))
@@ -272,10 +276,6 @@ class FrameDetector {
   int norm_width_ = 0, norm_height_ = 0;
 };
 
-int resolve_threads(int threads) {
-  return threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
 }  // namespace
 
 void dog_filter_frame(const float* frame, int width, int height, const DetectSettings& settings, float* out) {
@@ -298,7 +298,7 @@ void detect_cpu(const float* frames, std::int64_t first_frame, std::int64_t coun
   if (!frames) throw UsageError("detect", "no frames given");
   const std::int64_t n = static_cast<std::int64_t>(width) * height;
   std::vector<std::vector<Candidate>> per_frame(static_cast<std::size_t>(count));
-  const int workers = static_cast<int>(std::min<std::int64_t>(resolve_threads(threads), count));
+  const int workers = static_cast<int>(std::min<std::int64_t>(detect_thread_count(threads), count));
   std::exception_ptr failure;
   std::atomic<bool> failed{false};
   auto work = [&](FrameDetector& d, std::int64_t t) {
@@ -336,7 +336,7 @@ void detect_cpu(const float* frames, std::int64_t first_frame, std::int64_t coun
 template <typename Pixel>
 RoiCut<Pixel> cut_rois(const Pixel* frames, std::int64_t first_frame, std::int64_t count, int width, int height,
                        std::span<const Candidate> candidates, int box) {
-  if (box < 1 || box % 2 == 0) throw UsageError("cut_rois", "the ROI box must be odd, got " + std::to_string(box));
+  validate_detect_box(box, "cut_rois");
   check_frame_size(width, height, box);
   RoiCut<Pixel> set;
   set.box = box;
@@ -365,30 +365,8 @@ template RoiCut<float> cut_rois(const float*, std::int64_t, std::int64_t, int, i
 template RoiCut<std::uint16_t> cut_rois(const std::uint16_t*, std::int64_t, std::int64_t, int, int,
                                         std::span<const Candidate>, int);
 
-namespace {
-
-class CpuDetector final : public Detector {
- public:
-  CpuDetector(const DetectSettings& settings, int threads) : settings_(settings), threads_(resolve_threads(threads)) {
-    validate_detect_settings(settings_);
-  }
-  void detect(const float* frames_host, std::int64_t first_frame, std::int64_t count, int width, int height,
-              std::vector<Candidate>& out) override {
-    detect_cpu(frames_host, first_frame, count, width, height, settings_, threads_, out);
-  }
-  std::string name() const override {
-    return "cpu (" + std::to_string(threads_) + " thread" + (threads_ == 1 ? "" : "s") + ")";
-  }
-
- private:
-  DetectSettings settings_;
-  int threads_;
-};
-
-}  // namespace
-
-std::unique_ptr<Detector> make_cpu_detector(const DetectSettings& settings, int threads) {
-  return std::make_unique<CpuDetector>(settings, threads);
+int detect_thread_count(int threads) {
+  return threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 }  // namespace nanoscopy

@@ -1,5 +1,5 @@
 // Format dispatch for localization files; the formats live in loc_csv.cpp and loc_picasso.cpp.
-#include "nanoscopy/loc/loc_formats.hpp"
+#include "nanoscopy/loc/formats/loc_formats.hpp"
 
 #include "nanoscopy/config.hpp"
 

@@ -14,8 +14,8 @@
 #include "nanoscopy/io/hdf5_util.hpp"
 #include "nanoscopy/io/table_writer.hpp"
 #include "nanoscopy/io/yaml_documents.hpp"
-#include "nanoscopy/loc/loc_formats.hpp"
-#include "nanoscopy/loc/loc_yaml.hpp"
+#include "nanoscopy/loc/formats/loc_formats.hpp"
+#include "nanoscopy/loc/formats/loc_yaml.hpp"
 
 namespace nanoscopy::detail {
 namespace {

@@ -1,4 +1,4 @@
-#include "loc/detect_plan.hpp"
+#include "loc/detect_engine_cuda.hpp"
 
 #include <cuda_runtime.h>
 
@@ -57,25 +57,29 @@ struct DetectPlan::Impl {
   DeviceBuffer<float> rows1, rows2, filtered, mins, noise_sd, level;
   DeviceBuffer<float> norm;  // dog_noise_normalization for norm_width × norm_height
   int norm_width = 0, norm_height = 0;
+  std::vector<Region> regions;
+  DeviceBuffer<unsigned char> inside;  // region_mask for norm_width × norm_height; empty without regions
   DeviceBuffer<unsigned long long> keys, sorted, counter;
   DeviceBuffer<unsigned char> sort_temp;
-  PinnedBuffer<unsigned long long> h_counter{1};
+  PinnedBuffer<unsigned long long> h_counter{2};  // candidates kept, candidates outside the regions
   DeviceBuffer<Candidate> candidates;
   DeviceBuffer<RoiOrigin> origins;
   DeviceBuffer<unsigned char> rois;
   std::int64_t count = 0;
+  std::int64_t outside = 0;
   PixelType roi_type = PixelType::f32;
   cudaStream_t last_stream = nullptr;
 };
 
-DetectPlan::DetectPlan(int device, const DetectSettings& settings) {
+DetectPlan::DetectPlan(int device, const DetectSettings& settings, std::vector<Region> regions) {
   validate_detect_settings(settings);
   DeviceGuard guard(device);
   impl_ = std::make_unique<Impl>();
   impl_->device = device;
   impl_->settings = settings;
   impl_->weights = make_weights(settings);
-  impl_->counter = DeviceBuffer<unsigned long long>(1);
+  impl_->regions = std::move(regions);
+  impl_->counter = DeviceBuffer<unsigned long long>(2);
 }
 
 DetectPlan::~DetectPlan() {
@@ -100,6 +104,7 @@ std::int64_t DetectPlan::detect_device(const void* d_frames, PixelType type, std
   if (count < 0 || (count > 0 && !d_frames)) throw UsageError("detect", "no frames given");
   DeviceGuard guard(im.device);
   im.count = 0;
+  im.outside = 0;
   im.roi_type = type;
   im.last_stream = stream;
   if (count == 0) return 0;
@@ -131,6 +136,13 @@ std::int64_t DetectPlan::detect_device(const void* d_frames, PixelType type, std
     grow(im.norm, norm.size());
     NANOSCOPY_CUDA_CHECK(
         cudaMemcpyAsync(im.norm.get(), norm.data(), norm.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
+    if (!im.regions.empty()) {
+      const std::vector<unsigned char> inside = region_mask(im.regions, width, height);
+      grow(im.inside, inside.size());
+      NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(im.inside.get(), inside.data(), inside.size(), cudaMemcpyHostToDevice,
+                                           stream));
+      NANOSCOPY_CUDA_CHECK(cudaStreamSynchronize(stream));  // `inside` (pageable) dies at the end of this scope
+    }
     NANOSCOPY_CUDA_CHECK(cudaStreamSynchronize(stream));  // `norm` (pageable) dies at the end of this scope
     im.norm_width = width;
     im.norm_height = height;
@@ -149,12 +161,14 @@ std::int64_t DetectPlan::detect_device(const void* d_frames, PixelType type, std
     launch_frame_min(v, im.mins.get(), stream);
     launch_dog(v, im.mins.get(), im.weights, im.norm.get(), im.rows1.get(), im.rows2.get(), im.filtered.get(), stream);
     launch_noise(im.filtered.get(), nb, n, im.settings.threshold, im.noise_sd.get(), im.level.get(), stream);
-    NANOSCOPY_CUDA_CHECK(cudaMemsetAsync(im.counter.get(), 0, sizeof(unsigned long long), stream));
-    launch_maxima(v, im.filtered.get(), im.level.get(), im.settings, im.keys.get(), im.counter.get(), capacity, stream);
-    NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(im.h_counter.get(), im.counter.get(), sizeof(unsigned long long),
+    NANOSCOPY_CUDA_CHECK(cudaMemsetAsync(im.counter.get(), 0, 2 * sizeof(unsigned long long), stream));
+    launch_maxima(v, im.filtered.get(), im.level.get(), im.settings, im.regions.empty() ? nullptr : im.inside.get(),
+                  im.keys.get(), im.counter.get(), im.counter.get() + 1, capacity, stream);
+    NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(im.h_counter.get(), im.counter.get(), 2 * sizeof(unsigned long long),
                                          cudaMemcpyDeviceToHost, stream));
     NANOSCOPY_CUDA_CHECK(cudaStreamSynchronize(stream));
     const auto found = static_cast<std::int64_t>(im.h_counter[0]);
+    im.outside += static_cast<std::int64_t>(im.h_counter[1]);
     if (found > capacity)  // impossible by the spacing of candidates: a broken invariant, not bad data
       throw DeviceError("cuda:" + std::to_string(im.device), "spot detection found more candidates than it can hold");
     if (found == 0) continue;
@@ -185,6 +199,9 @@ PixelType DetectPlan::roi_type() const {
 }
 std::int64_t DetectPlan::candidate_count() const {
   return impl_->count;
+}
+std::int64_t DetectPlan::outside_count() const {
+  return impl_->outside;
 }
 int DetectPlan::device() const {
   return impl_->device;
@@ -245,9 +262,9 @@ void DetectPlan::download(std::vector<Candidate>* candidates, std::vector<RoiOri
 
 namespace {
 
-class CudaDetector final : public Detector {
+class CudaDetectEngine final : public DetectEngine {
  public:
-  CudaDetector(int device, const DetectSettings& settings) : plan_(device, settings) {}
+  CudaDetectEngine(int device, const DetectSettings& settings) : plan_(device, settings) {}
   void detect(const float* frames_host, std::int64_t first_frame, std::int64_t count, int width, int height,
               std::vector<Candidate>& out) override {
     plan_.detect(frames_host, first_frame, count, width, height, out);
@@ -260,8 +277,8 @@ class CudaDetector final : public Detector {
 
 }  // namespace
 
-std::unique_ptr<Detector> make_cuda_detector(int device, const DetectSettings& settings) {
-  return std::make_unique<CudaDetector>(device, settings);
+std::unique_ptr<DetectEngine> make_cuda_detect_engine(int device, const DetectSettings& settings) {
+  return std::make_unique<CudaDetectEngine>(device, settings);
 }
 
 }  // namespace nanoscopy::cuda

@@ -10,8 +10,8 @@
 
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/table_writer.hpp"
-#include "nanoscopy/loc/loc_formats.hpp"
-#include "nanoscopy/loc/loc_yaml.hpp"
+#include "nanoscopy/loc/formats/loc_formats.hpp"
+#include "nanoscopy/loc/formats/loc_yaml.hpp"
 
 namespace nanoscopy::detail {
 namespace {

@@ -1,4 +1,4 @@
-#include "nanoscopy/loc/camera.hpp"
+#include "nanoscopy/core/camera.hpp"
 
 #include <cmath>
 #include <limits>

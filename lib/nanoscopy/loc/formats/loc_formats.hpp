@@ -44,8 +44,8 @@
 #include <utility>
 #include <vector>
 
+#include "nanoscopy/core/camera.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
-#include "nanoscopy/loc/camera.hpp"
 #include "nanoscopy/loc/localization.hpp"
 
 namespace nanoscopy {

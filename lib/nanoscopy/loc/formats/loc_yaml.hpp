@@ -8,7 +8,7 @@
 #include <string>
 
 #include "nanoscopy/io/table_writer.hpp"
-#include "nanoscopy/loc/loc_formats.hpp"
+#include "nanoscopy/loc/formats/loc_formats.hpp"
 
 namespace nanoscopy::detail {
 

@@ -1,4 +1,4 @@
-#include "nanoscopy/loc/track.hpp"
+#include "nanoscopy/loc/track/track.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,35 +1,37 @@
-#include "nanoscopy/loc/chunk_localizer.hpp"
+// The CPU localize engine: the CPU detect engine, the regions filter, cut_rois
+// and the CPU fitter, one after the other on the host.
+#include "nanoscopy/loc/localize_engine.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 #include <span>
 
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/fit/fit.hpp"
-#include "nanoscopy/loc/detect.hpp"
+#include "nanoscopy/loc/detect/detect.hpp"
+#include "nanoscopy/loc/detect/engine.hpp"
 
 namespace nanoscopy {
 namespace {
 
-class CpuChunkLocalizer final : public ChunkLocalizer {
+class CpuLocalizeEngine final : public LocalizeEngine {
  public:
-  CpuChunkLocalizer(const DetectSettings& detect, const FitSettings& fit, int threads)
-      : box_(detect.box),
-        detector_(make_cpu_detector(detect, threads)),
-        fitter_(make_cpu_fit_backend(fit, threads)) {
-    validate_detect_settings(detect);
+  CpuLocalizeEngine(const LocalizeSettings& settings, int threads)
+      : box_(settings.detect.box),
+        regions_(settings.regions),
+        detector_(make_cpu_detect_engine(settings.detect, threads)),
+        fitter_(make_cpu_fit_backend(settings.fit, threads)) {
+    validate_detect_settings(settings.detect);
   }
 
-  void localize(const ChunkPixels& c, std::vector<Candidate>& candidates, std::vector<RoiOrigin>& origins,
-                std::vector<FitResult>& fits) override {
-    if (c.type != PixelType::u16 && c.type != PixelType::f32)
-      throw UsageError("localize", "frames must be uint16 or float32, not " + to_string(c.type));
-    if (c.count < 0 || (c.count > 0 && !c.pixels)) throw UsageError("localize", "no frames given");
-    check_frame_size(c.width, c.height, box_);
+  std::int64_t localize(const ChunkPixels& c, std::vector<Candidate>& candidates, std::vector<RoiOrigin>& origins,
+                        std::vector<FitResult>& fits) override {
+    validate_chunk(c, box_);
     candidates.clear();
     origins.clear();
     fits.clear();
-    if (c.count == 0) return;
+    if (c.count == 0) return 0;
     const auto n = static_cast<std::size_t>(c.count * c.width * c.height);
     const float* frames = static_cast<const float*>(c.pixels);
     if (c.type == PixelType::u16) {
@@ -38,6 +40,9 @@ class CpuChunkLocalizer final : public ChunkLocalizer {
       frames = as_float_.data();
     }
     detector_->detect(frames, c.first_frame, c.count, c.width, c.height, candidates);
+    const auto detected = static_cast<std::int64_t>(candidates.size());
+    // Before cutting and fitting: a candidate outside the regions costs no fit.
+    std::erase_if(candidates, [&](const Candidate& k) { return !in_regions(regions_, k.x, k.y); });
     fits.resize(candidates.size());
     const auto count = static_cast<std::int64_t>(candidates.size());
     if (c.type == PixelType::u16) {
@@ -50,6 +55,7 @@ class CpuChunkLocalizer final : public ChunkLocalizer {
       fitter_->fit(RoiBatch{rois.pixels.data(), PixelType::f32, count, box_, box_, nullptr}, fits);
       origins = std::move(rois.origins);
     }
+    return detected;
   }
 
   HostBuffer allocate_host(std::size_t bytes) override {
@@ -62,16 +68,16 @@ class CpuChunkLocalizer final : public ChunkLocalizer {
 
  private:
   int box_;
-  std::unique_ptr<Detector> detector_;
+  std::vector<Region> regions_;
+  std::unique_ptr<DetectEngine> detector_;
   std::unique_ptr<FitBackend> fitter_;
   std::vector<float> as_float_;
 };
 
 }  // namespace
 
-std::unique_ptr<ChunkLocalizer> make_cpu_chunk_localizer(const DetectSettings& detect, const FitSettings& fit,
-                                                         int threads) {
-  return std::make_unique<CpuChunkLocalizer>(detect, fit, threads);
+std::unique_ptr<LocalizeEngine> make_cpu_localize_engine(const LocalizeSettings& settings, int threads) {
+  return std::make_unique<CpuLocalizeEngine>(settings, threads);
 }
 
 }  // namespace nanoscopy

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "nanoscopy/io/pixel_type.hpp"
-#include "nanoscopy/loc/detect.hpp"
+#include "nanoscopy/loc/detect/detect.hpp"
+#include "nanoscopy/loc/detect/engine.hpp"
+#include "nanoscopy/loc/regions.hpp"
 
 // Same declaration as the CUDA runtime's, so both may be seen together.
 struct CUstream_st;
@@ -22,7 +24,9 @@ namespace nanoscopy::cuda {
 // Not thread safe: one plan per thread.
 class DetectPlan {
  public:
-  DetectPlan(int device, const DetectSettings& settings);
+  // Candidates outside `regions` (empty: everywhere) are dropped as they are
+  // found, before their ROIs are cut (outside_count() counts them).
+  explicit DetectPlan(int device, const DetectSettings& settings, std::vector<Region> regions = {});
   ~DetectPlan();
   DetectPlan(DetectPlan&&) noexcept;
   DetectPlan& operator=(DetectPlan&&) noexcept;
@@ -44,6 +48,7 @@ class DetectPlan {
   const void* rois() const;             // device
   PixelType roi_type() const;
   std::int64_t candidate_count() const;
+  std::int64_t outside_count() const;  // candidates of the last call dropped as outside the regions
 
   // Host frames in (uploaded on the plan's own stream), host candidates out
   // (cleared and filled, sorted by (frame, y, x)).
@@ -63,7 +68,7 @@ class DetectPlan {
   std::unique_ptr<Impl> impl_;
 };
 
-// The CUDA Detector on one GPU.
-std::unique_ptr<Detector> make_cuda_detector(int device, const DetectSettings& settings);
+// The CUDA detect engine on one GPU.
+std::unique_ptr<DetectEngine> make_cuda_detect_engine(int device, const DetectSettings& settings);
 
 }  // namespace nanoscopy::cuda

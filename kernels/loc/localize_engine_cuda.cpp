@@ -1,4 +1,4 @@
-#include "loc/localize_plan.hpp"
+#include "loc/localize_engine_cuda.hpp"
 
 #include <cuda_runtime.h>
 
@@ -11,10 +11,10 @@
 #include "common/owners.hpp"
 #include "common/parallel_copy.hpp"
 #include "fit/fit_plan.hpp"
-#include "loc/detect_plan.hpp"
+#include "loc/detect_engine_cuda.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/fault_injection.hpp"
-#include "nanoscopy/loc/detect.hpp"
+#include "nanoscopy/loc/detect/detect.hpp"
 
 namespace nanoscopy::cuda {
 namespace {
@@ -39,8 +39,9 @@ struct LocalizePlan::Impl {
   PinnedBuffer<RoiOrigin> h_origins;
   PinnedBuffer<FitResult> h_fits;
 
-  Impl(int device_, const DetectSettings& d, const FitSettings& f)
-      : device(device_), box(d.box), detect(device_, d), fit(device_, f),
+  Impl(int device_, const LocalizeSettings& settings)
+      : device(device_), box(settings.detect.box), detect(device_, settings.detect, settings.regions),
+        fit(device_, settings.fit),
         staged{Event(cudaEventDisableTiming), Event(cudaEventDisableTiming)} {}
 
   void upload(const unsigned char* src, std::size_t bytes) {
@@ -63,10 +64,10 @@ struct LocalizePlan::Impl {
   }
 };
 
-LocalizePlan::LocalizePlan(int device, const DetectSettings& detect, const FitSettings& fit) {
-  validate_detect_settings(detect);
+LocalizePlan::LocalizePlan(int device, const LocalizeSettings& settings) {
+  validate_detect_settings(settings.detect);
   DeviceGuard guard(device);
-  impl_ = std::make_unique<Impl>(device, detect, fit);
+  impl_ = std::make_unique<Impl>(device, settings);
 }
 
 LocalizePlan::~LocalizePlan() {
@@ -85,17 +86,14 @@ int LocalizePlan::device() const {
   return impl_->device;
 }
 
-void LocalizePlan::localize(const ChunkPixels& c, std::vector<Candidate>& candidates, std::vector<RoiOrigin>& origins,
-                            std::vector<FitResult>& fits) {
+std::int64_t LocalizePlan::localize(const ChunkPixels& c, std::vector<Candidate>& candidates,
+                                    std::vector<RoiOrigin>& origins, std::vector<FitResult>& fits) {
   Impl& im = *impl_;
-  if (c.type != PixelType::u16 && c.type != PixelType::f32)
-    throw UsageError("localize", "frames must be uint16 or float32, not " + to_string(c.type));
-  if (c.count < 0 || (c.count > 0 && !c.pixels)) throw UsageError("localize", "no frames given");
-  check_frame_size(c.width, c.height, im.box);
+  validate_chunk(c, im.box);
   candidates.clear();
   origins.clear();
   fits.clear();
-  if (c.count == 0) return;
+  if (c.count == 0) return 0;
   DeviceGuard guard(im.device);
   const cudaStream_t s = im.stream.get();
   try {
@@ -105,7 +103,8 @@ void LocalizePlan::localize(const ChunkPixels& c, std::vector<Candidate>& candid
     im.upload(static_cast<const unsigned char*>(c.pixels), bytes);
     const std::int64_t found =
         im.detect.detect_device(im.d_frames.get(), c.type, c.first_frame, c.count, c.width, c.height, s);
-    if (found == 0) return;
+    const std::int64_t detected = found + im.detect.outside_count();
+    if (found == 0) return detected;
     const auto n = static_cast<std::size_t>(found);
     grow(im.d_fits, n);
     im.fit.fit_device(im.detect.rois(), im.detect.roi_type(), found, im.box, im.box, nullptr, im.d_fits.get(), s);
@@ -122,6 +121,7 @@ void LocalizePlan::localize(const ChunkPixels& c, std::vector<Candidate>& candid
     candidates.assign(im.h_candidates.get(), im.h_candidates.get() + n);
     origins.assign(im.h_origins.get(), im.h_origins.get() + n);
     fits.assign(im.h_fits.get(), im.h_fits.get() + n);
+    return detected;
   } catch (...) {
     cudaStreamSynchronize(s);  // no copy may still read the caller's memory or our buffers
     candidates.clear();
@@ -140,21 +140,21 @@ HostBuffer LocalizePlan::allocate_host(std::size_t bytes) {
 
 namespace {
 
-class CudaChunkLocalizer final : public ChunkLocalizer {
+class CudaLocalizeEngine final : public LocalizeEngine {
  public:
-  CudaChunkLocalizer(int device, const DetectSettings& detect, const FitSettings& fit)
-      : detect_(detect), fit_(fit) {
-    plan_.emplace(device, detect, fit);
+  CudaLocalizeEngine(int device, const LocalizeSettings& settings) : settings_(settings) {
+    plan_.emplace(device, settings_);
   }
 
   // A chunk larger than the device's free memory is localized in pieces (halved
   // until they fit; the size that fitted is kept for the chunks after it), not failed.
-  void localize(const ChunkPixels& chunk, std::vector<Candidate>& candidates, std::vector<RoiOrigin>& origins,
-                std::vector<FitResult>& fits) override {
+  std::int64_t localize(const ChunkPixels& chunk, std::vector<Candidate>& candidates,
+                        std::vector<RoiOrigin>& origins, std::vector<FitResult>& fits) override {
     inject_device_fault(chunk.first_frame, chunk.count, plan_->device());
     candidates.clear();
     origins.clear();
     fits.clear();
+    std::int64_t detected = 0;
     const std::size_t frame_bytes =
         static_cast<std::size_t>(chunk.width) * static_cast<std::size_t>(chunk.height) * bytes_per_pixel(chunk.type);
     for (std::int64_t done = 0; done < chunk.count;) {
@@ -162,8 +162,9 @@ class CudaChunkLocalizer final : public ChunkLocalizer {
       piece.pixels = static_cast<const unsigned char*>(chunk.pixels) + static_cast<std::size_t>(done) * frame_bytes;
       piece.first_frame = chunk.first_frame + done;
       piece.count = std::min(chunk.count - done, max_frames_);
+      std::int64_t piece_detected = 0;
       try {
-        plan_->localize(piece, piece_candidates_, piece_origins_, piece_fits_);
+        piece_detected = plan_->localize(piece, piece_candidates_, piece_origins_, piece_fits_);
       } catch (const DeviceMemoryError&) {
         if (piece.count == 1) throw;
         max_frames_ = piece.count / 2;
@@ -171,21 +172,22 @@ class CudaChunkLocalizer final : public ChunkLocalizer {
         // so the smaller one has all the free memory.
         const int device = plan_->device();
         plan_.reset();
-        plan_.emplace(device, detect_, fit_);
+        plan_.emplace(device, settings_);
         continue;
       }
       candidates.insert(candidates.end(), piece_candidates_.begin(), piece_candidates_.end());
       origins.insert(origins.end(), piece_origins_.begin(), piece_origins_.end());
       fits.insert(fits.end(), piece_fits_.begin(), piece_fits_.end());
+      detected += piece_detected;
       done += piece.count;
     }
+    return detected;
   }
   HostBuffer allocate_host(std::size_t bytes) override { return plan_->allocate_host(bytes); }
   std::string name() const override { return "cuda:" + std::to_string(plan_->device()); }
 
  private:
-  DetectSettings detect_;
-  FitSettings fit_;
+  LocalizeSettings settings_;
   std::optional<LocalizePlan> plan_;
   std::int64_t max_frames_ = std::numeric_limits<std::int64_t>::max();
   std::vector<Candidate> piece_candidates_;
@@ -195,9 +197,8 @@ class CudaChunkLocalizer final : public ChunkLocalizer {
 
 }  // namespace
 
-std::unique_ptr<ChunkLocalizer> make_cuda_chunk_localizer(int device, const DetectSettings& detect,
-                                                          const FitSettings& fit) {
-  return std::make_unique<CudaChunkLocalizer>(device, detect, fit);
+std::unique_ptr<LocalizeEngine> make_cuda_localize_engine(int device, const LocalizeSettings& settings) {
+  return std::make_unique<CudaLocalizeEngine>(device, settings);
 }
 
 }  // namespace nanoscopy::cuda

@@ -1,4 +1,4 @@
-#include "nanoscopy/loc/loc_yaml.hpp"
+#include "nanoscopy/loc/formats/loc_yaml.hpp"
 
 #include <yaml-cpp/yaml.h>
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "nanoscopy/fit/fit_types.hpp"
-#include "nanoscopy/loc/chunk_localizer.hpp"
-#include "nanoscopy/loc/detect_types.hpp"
+#include "nanoscopy/loc/detect/detect_types.hpp"
+#include "nanoscopy/loc/localize_engine.hpp"
 
 namespace nanoscopy::cuda {
 
@@ -20,18 +20,20 @@ namespace nanoscopy::cuda {
 // grown as needed and reused by every call. Not thread safe: one plan per thread.
 class LocalizePlan {
  public:
-  LocalizePlan(int device, const DetectSettings& detect, const FitSettings& fit);
+  LocalizePlan(int device, const LocalizeSettings& settings);
   ~LocalizePlan();
   LocalizePlan(LocalizePlan&&) noexcept;
   LocalizePlan& operator=(LocalizePlan&&) noexcept;
   LocalizePlan(const LocalizePlan&) = delete;
   LocalizePlan& operator=(const LocalizePlan&) = delete;
 
-  // ChunkLocalizer::localize. Page-locked input (allocate_host) is uploaded
+  // LocalizeEngine::localize. Page-locked input (allocate_host) is uploaded
   // directly in one copy; other memory goes through two page-locked staging
   // buffers in turn, the host copy of one piece overlapping the upload of the
-  // previous one. Returns when the results are on the host.
-  void localize(const ChunkPixels& chunk, std::vector<Candidate>& candidates, std::vector<RoiOrigin>& origins,
+  // previous one. Candidates outside the regions are dropped by the detection
+  // kernels, so only those kept are cut and fitted. Returns (when the results
+  // are on the host) the number of candidates detected, the dropped ones included.
+  std::int64_t localize(const ChunkPixels& chunk, std::vector<Candidate>& candidates, std::vector<RoiOrigin>& origins,
                 std::vector<FitResult>& fits);
 
   // Page-locked host memory (cudaMallocHost), freed with cudaFreeHost.
@@ -44,8 +46,7 @@ class LocalizePlan {
   std::unique_ptr<Impl> impl_;
 };
 
-// The CUDA ChunkLocalizer on one GPU.
-std::unique_ptr<ChunkLocalizer> make_cuda_chunk_localizer(int device, const DetectSettings& detect,
-                                                          const FitSettings& fit);
+// The CUDA localize engine on one GPU.
+std::unique_ptr<LocalizeEngine> make_cuda_localize_engine(int device, const LocalizeSettings& settings);
 
 }  // namespace nanoscopy::cuda

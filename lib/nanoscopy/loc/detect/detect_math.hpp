@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "nanoscopy/core/hd.hpp"
-#include "nanoscopy/loc/detect_types.hpp"
+#include "nanoscopy/loc/detect/detect_types.hpp"
 
 namespace nanoscopy::detect_detail {
 

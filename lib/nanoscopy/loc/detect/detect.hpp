@@ -26,20 +26,22 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "nanoscopy/loc/detect_types.hpp"
+#include "nanoscopy/loc/detect/detect_types.hpp"
 
 namespace nanoscopy {
 
-struct Device;
+// The one rule for the detection box (fit2d's parameters, the engines and
+// cut_rois all come here): UsageError naming `where` unless box is odd in 3..31.
+void validate_detect_box(int box, const std::string& where = "box");
 
-// UsageError naming the setting for box not odd in 3..31, threshold not finite
-// and > 0, σ not 0 < σ1 < σ2 ≤ 10, border < 0.
-void validate_detect_settings(const DetectSettings& settings);
+// UsageError naming the setting for box not odd in 3..31 (named `box_where`:
+// the caller may name the parameter's source), threshold not finite and > 0,
+// σ not 0 < σ1 < σ2 ≤ 10, border < 0.
+void validate_detect_settings(const DetectSettings& settings, const std::string& box_where = "box");
 
 // Normalized Gaussian weights, 2·⌈3σ⌉ + 1 taps, centre in the middle.
 std::vector<float> gaussian_weights(double sigma);
@@ -66,6 +68,9 @@ float robust_noise_sd(const float* values, std::int64_t count);
 void detect_cpu(const float* frames, std::int64_t first_frame, std::int64_t count, int width, int height,
                 const DetectSettings& settings, int threads, std::vector<Candidate>& out);
 
+// The number of threads detect_cpu runs on for `threads` (≤ 0: all hardware threads).
+int detect_thread_count(int threads);
+
 // box × box ROIs, ROI after ROI, each row-major (x fastest), of the candidates
 // (whose frames lie in [first_frame, first_frame + count)); frame coordinates =
 // origins[k] + ROI coordinates. The pixel type is kept (uint16 halves the
@@ -79,23 +84,5 @@ struct RoiCut {
 template <typename Pixel>
 RoiCut<Pixel> cut_rois(const Pixel* frames, std::int64_t first_frame, std::int64_t count, int width, int height,
                        std::span<const Candidate> candidates, int box);
-
-// The backend-neutral entry: host frames in, candidates out.
-class Detector {
- public:
-  virtual ~Detector() = default;
-  // Detects spots in `count` float32 frames (T, Y, X) on the host; `out` is
-  // cleared and filled in (frame, y, x) order. InputError for frames smaller
-  // than the box.
-  virtual void detect(const float* frames_host, std::int64_t first_frame, std::int64_t count, int width, int height,
-                      std::vector<Candidate>& out) = 0;
-  virtual std::string name() const = 0;  // "cpu (2 threads)", "cuda:0"
-};
-
-std::unique_ptr<Detector> make_cpu_detector(const DetectSettings& settings, int threads);
-
-// The detector for a selected device (defined in the backend registry; the
-// CUDA detector uploads the frames and runs on the first GPU of the device).
-std::unique_ptr<Detector> make_detector(const Device& device, const DetectSettings& settings);
 
 }  // namespace nanoscopy
