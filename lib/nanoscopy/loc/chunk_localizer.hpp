@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "nanoscopy/core/host_buffer.hpp"  // HostBuffer: what allocate_host hands out
 #include "nanoscopy/fit/fit_types.hpp"
 #include "nanoscopy/io/pixel_type.hpp"
 #include "nanoscopy/loc/detect_types.hpp"
@@ -31,10 +32,6 @@ struct ChunkPixels {
   int width = 0;
   int height = 0;
 };
-
-// Host memory handed out by a localizer; released by its own deleter (it may
-// outlive the localizer).
-using HostBuffer = std::unique_ptr<void, void (*)(void*)>;
 
 class ChunkLocalizer {
  public:
