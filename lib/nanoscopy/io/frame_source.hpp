@@ -4,9 +4,11 @@
 //
 // FrameReader reads a span of frames into the caller's memory, split over
 // several readers of the same stack in parallel threads when it has them: one
-// thread reads a TIFF from the page cache at about 6 GB/s, four at 16 GB/s
+// thread reads a TIFF from the page cache at 6.3 GB/s, four at 15.5 GB/s
 // (docs/benchmarks.md, sofi speed), and the sofi GPU engine consumes more than
-// one can read. sofi reads straight into its engine's rotating pinned buffers.
+// one can read. sofi reads straight into its engine's rotating pinned buffers:
+// they already overlap reading the next chunk with the GPU's work on this one,
+// and a buffer of the source's own would cost a copy of every frame.
 //
 // FrameSource walks a frame range in chunks, in order. A reader thread reads
 // the next chunks into buffers from the consumer's allocator (page-locked ones
