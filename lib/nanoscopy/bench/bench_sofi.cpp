@@ -13,6 +13,7 @@
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/frc/frc.hpp"
+#include "nanoscopy/io/frame_source.hpp"
 #include "nanoscopy/io/image_png.hpp"
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
@@ -80,14 +81,15 @@ void smre_every_frame(const std::string& in_path, const std::string& out_path, c
   ImageMeta meta;
   meta.width = info.width, meta.height = info.height, meta.frames = info.frames, meta.type = PixelType::f32;
   auto writer = create_image_writer(out_path, meta);
-  const std::int64_t chunk = 64;
-  std::vector<float> frames(static_cast<std::size_t>(chunk * info.pixels_per_frame()));
-  for (std::int64_t c = 0; c < info.frames; c += chunk) {
-    const std::int64_t n = std::min(chunk, info.frames - c);
-    reader->read_float(c, n, frames.data());
-    runner.run(std::span<float>(frames.data(), static_cast<std::size_t>(n * info.pixels_per_frame())), c);
-    writer->write(frames.data(), n);
-    if (!quiet) std::cerr << "\rbench sofi: SMRE on every frame " << c + n << "/" << info.frames << std::flush;
+  FrameSource source(*reader, {0, info.frames}, 64);
+  std::vector<float> frames;  // restored in place
+  for (FrameChunk chunk; source.next(chunk);) {
+    const auto pixels = chunk.floats();
+    frames.assign(pixels.begin(), pixels.end());
+    runner.run(std::span<float>(frames), chunk.first);
+    writer->write(frames.data(), chunk.count);
+    if (!quiet)
+      std::cerr << "\rbench sofi: SMRE on every frame " << chunk.first + chunk.count << "/" << info.frames << std::flush;
   }
   if (!quiet) std::cerr << "\n";
   writer->close();

@@ -127,18 +127,4 @@ std::unique_ptr<StackReader> open_stack_file(const std::string& spec) {
 
 }  // namespace
 
-ChunkStream::ChunkStream(StackReader& reader, FrameRange::Resolved range, std::int64_t chunk_frames)
-    : reader_(reader), range_(range), chunk_frames_(std::max<std::int64_t>(1, chunk_frames)), position_(range.first) {}
-
-bool ChunkStream::next(Chunk& chunk) {
-  if (position_ >= range_.last) return false;
-  const std::int64_t count = std::min(chunk_frames_, range_.last - position_);
-  const auto pixels = static_cast<std::size_t>(count * reader_.info().pixels_per_frame());
-  buffer_.resize(pixels);
-  reader_.read_float(position_, count, buffer_.data());
-  chunk = Chunk{position_, count, std::span<const float>(buffer_.data(), pixels)};
-  position_ += count;
-  return true;
-}
-
 }  // namespace nanoscopy

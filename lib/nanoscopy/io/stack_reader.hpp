@@ -75,26 +75,4 @@ class StackReader {
 // (missing, empty, truncated, not an image, unsupported pixel type ...).
 std::unique_ptr<StackReader> open_stack(const std::string& spec);
 
-// Walks [range) of a stack in chunks of at most `chunk_frames` frames, reusing
-// one buffer: the streaming loop of every tool.
-class ChunkStream {
- public:
-  ChunkStream(StackReader& reader, FrameRange::Resolved range, std::int64_t chunk_frames);
-
-  struct Chunk {
-    std::int64_t first;  // absolute frame index in the file
-    std::int64_t count;
-    std::span<const float> pixels;  // count frames, (T, Y, X)
-  };
-  // The next chunk as float32, or false at the end.
-  bool next(Chunk& chunk);
-
- private:
-  StackReader& reader_;
-  FrameRange::Resolved range_;
-  std::int64_t chunk_frames_;
-  std::int64_t position_;
-  std::vector<float> buffer_;
-};
-
 }  // namespace nanoscopy

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/host_buffer.hpp"  // HostBuffer: what allocate_host hands out
 #include "nanoscopy/fit/fit_types.hpp"
 #include "nanoscopy/io/pixel_type.hpp"
 #include "nanoscopy/loc/detect/detect.hpp"
@@ -55,10 +56,6 @@ struct LocalizeSettings {
   FitSettings fit;
   std::vector<Region> regions;
 };
-
-// Host memory handed out by a localize engine; released by its own deleter (it may
-// outlive the engine).
-using HostBuffer = std::unique_ptr<void, void (*)(void*)>;
 
 class LocalizeEngine {
  public:

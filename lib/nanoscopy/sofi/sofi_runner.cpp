@@ -1,12 +1,11 @@
 #include "nanoscopy/sofi/sofi_runner.hpp"
 
 #include <algorithm>
-#include <exception>
-#include <thread>
 
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/finite_pixels.hpp"
 #include "nanoscopy/core/progress.hpp"
+#include "nanoscopy/io/frame_source.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 
 namespace nanoscopy {
@@ -22,50 +21,6 @@ void check_blocks(const SofiBlocks& blocks, int max_lag, const std::string& sour
 }
 
 namespace {
-
-// Reads sequence frames [c, c + count) into `buffer` as `type` (u16 or f32).
-void read_frames(const SofiRunInput& in, std::int64_t c, std::int64_t count, PixelType type, void* buffer) {
-  auto& reader = *in.reader;
-  const std::int64_t pixels = reader.info().pixels_per_frame();
-  const std::size_t pixel_bytes = type == PixelType::u16 ? 2 : 4;
-  auto read_part = [&](StackReader& r, std::int64_t from, std::int64_t n) {
-    void* dst = static_cast<unsigned char*>(buffer) + static_cast<std::size_t>((from - c) * pixels) * pixel_bytes;
-    if (type == PixelType::u16)
-      r.read_raw(in.sequence.frame(from), n, dst);
-    else
-      r.read_float(in.sequence.frame(from), n, static_cast<float*>(dst));
-  };
-  if (in.sequence.step == 1) {
-    const auto parts = static_cast<std::int64_t>(in.extra_readers.size()) + 1;
-    if (parts == 1 || count < 2 * parts) return read_part(reader, c, count);
-    std::vector<std::thread> threads;
-    std::vector<std::exception_ptr> errors(static_cast<std::size_t>(parts));
-    for (std::int64_t i = 1; i < parts; ++i)
-      threads.emplace_back([&, i] {
-        try {
-          read_part(*in.extra_readers[static_cast<std::size_t>(i - 1)], c + count * i / parts,
-                    count * (i + 1) / parts - count * i / parts);
-        } catch (...) {
-          errors[static_cast<std::size_t>(i)] = std::current_exception();
-        }
-      });
-    try {
-      read_part(reader, c, count / parts);
-    } catch (...) {
-      errors[0] = std::current_exception();
-    }
-    for (auto& t : threads) t.join();
-    for (auto& e : errors)
-      if (e) std::rethrow_exception(e);
-    return;
-  }
-  for (std::int64_t j = 0; j < count; ++j) {
-    if (type == PixelType::u16)
-      reader.read_raw(in.sequence.frame(c + j), 1, static_cast<std::uint16_t*>(buffer) + j * pixels);
-    else
-      reader.read_float(in.sequence.frame(c + j), 1, static_cast<float*>(buffer) + j * pixels);
-  }
-}
 
 // Refuse NaN and infinite pixels (core/finite_pixels.hpp), naming the frame.
 // Integer stacks cannot hold one.
@@ -91,6 +46,10 @@ SofiAccumulation run_sofi(const SofiPlan& plan, SofiEngine& engine, const SofiRu
   if (step_frames < 1) throw std::logic_error("sofi engine chunk not longer than the largest lag");
   const PixelType type = (info.type == PixelType::u16 && !in.filter) ? PixelType::u16 : PixelType::f32;
 
+  // Straight into the engine's buffers (pinned on the GPU, where the engine
+  // overlaps their upload with its work), with the extra readers in parallel.
+  FrameReader frames_in(*in.reader, in.extra_readers, in.sequence.step);
+
   SofiAccumulation acc;
   acc.finished.reset(plan);
   std::vector<float> shift(static_cast<std::size_t>(plan.pixels()));
@@ -100,7 +59,7 @@ SofiAccumulation run_sofi(const SofiPlan& plan, SofiEngine& engine, const SofiRu
     const std::int64_t lo = std::max(in.begin, b0), sum_hi = std::min(in.end, b1);
     if (lo >= sum_hi) continue;
     const std::int64_t tuple_hi = std::min(in.end, b1 - plan.max_lag);
-    in.reader->read_float(in.sequence.frame(b0), 1, shift.data());  // the raw first frame, even with a filter
+    frames_in.read(in.sequence.frame(b0), 1, PixelType::f32, shift.data());  // the raw first frame, even with a filter
     check_finite(in, b0, 1, shift.data());
     engine.start_block(shift);
     std::int64_t frames = 0, tuples = 0;
@@ -110,7 +69,7 @@ SofiAccumulation run_sofi(const SofiPlan& plan, SofiEngine& engine, const SofiRu
       const std::int64_t load_end = std::min(b1, std::max(c + n, tuple_end + plan.max_lag));
       const std::int64_t count = load_end - c;
       void* buffer = engine.input_buffer();
-      read_frames(in, c, count, type, buffer);
+      frames_in.read(in.sequence.frame(c), count, type, buffer);
       if (type == PixelType::f32) check_finite(in, c, count, static_cast<const float*>(buffer));
       on_frames(in.sequence.frame(c), count, [&] {
         if (in.filter)

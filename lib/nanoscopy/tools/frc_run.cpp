@@ -16,6 +16,7 @@
 #include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/frc/loc_render.hpp"
+#include "nanoscopy/io/frame_source.hpp"
 #include "nanoscopy/io/plot_png.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/loc/formats/loc_formats.hpp"
@@ -94,15 +95,15 @@ ImagePair split_stack(const std::string& path, const std::string& split, const F
   const bool odd_even = split == "odd-even";
   const std::int64_t half = range.first + count / 2;
   std::int64_t in_a = 0, in_b = 0;
-  ChunkStream stream(*reader, range, chunk_frames);
-  ChunkStream::Chunk chunk;
-  while (stream.next(chunk)) {
+  FrameSource source(*reader, range, chunk_frames);
+  FrameChunk chunk;
+  while (source.next(chunk)) {
     for (std::int64_t f = 0; f < chunk.count; ++f) {
       const std::int64_t frame = chunk.first + f;
       const bool to_a = odd_even ? frame % 2 == 0 : frame < half;
       auto& target = to_a ? sa : sb;
       (to_a ? in_a : in_b) += 1;
-      const float* src = chunk.pixels.data() + static_cast<std::size_t>(f) * n;
+      const float* src = chunk.floats().data() + static_cast<std::size_t>(f) * n;
       require_finite_pixels({src, n}, info.path + " frame " + std::to_string(frame));
       for (std::size_t i = 0; i < n; ++i) target[i] += src[i];
     }

@@ -12,6 +12,7 @@
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/progress.hpp"
+#include "nanoscopy/io/frame_source.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 
 namespace nanoscopy {
@@ -109,10 +110,10 @@ void run_smre_merge(const SmreMergeOptions& options, ToolContext& ctx, std::ostr
   const std::int64_t chunk_frames = std::max<std::int64_t>(1, (std::int64_t{1} << 24) / (meta.width * meta.height));
   for (const auto& placed : order) {
     StackReader& reader = *readers[placed.index];
-    ChunkStream stream(reader, {0, reader.info().frames}, chunk_frames);
-    ChunkStream::Chunk chunk;
-    while (stream.next(chunk)) {
-      writer->write(chunk.pixels.data(), chunk.count);
+    FrameSource source(reader, {0, reader.info().frames}, chunk_frames);
+    FrameChunk chunk;
+    while (source.next(chunk)) {
+      writer->write(chunk.floats().data(), chunk.count);
       progress.update(done += chunk.count);
     }
   }

@@ -18,6 +18,7 @@
 #include "nanoscopy/core/frame_size.hpp"
 #include "nanoscopy/core/progress.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
+#include "nanoscopy/io/frame_source.hpp"
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/smre/runner.hpp"
@@ -225,15 +226,16 @@ void run_smre(const SmreOptions& options, ToolContext& ctx, std::ostream& out) {
 
   const auto start = std::chrono::steady_clock::now();
   Progress progress("smre", frames, ro.quiet || frames == 1);
-  ChunkStream stream(*reader, mine, runner.batch_frames());
-  ChunkStream::Chunk chunk;
+  FrameSource source(*reader, mine, runner.batch_frames());
+  FrameChunk chunk;
   std::vector<float> buffer, truth;
   std::vector<FrameOutcome> outcomes;
   double quality_sum = 0;
   std::int64_t iterations = 0, converged = 0, done = 0;
   double sigma_sum = 0;
-  while (stream.next(chunk)) {
-    buffer.assign(chunk.pixels.begin(), chunk.pixels.end());
+  while (source.next(chunk)) {
+    const auto pixels = chunk.floats();
+    buffer.assign(pixels.begin(), pixels.end());
     const std::int64_t n = info.pixels_per_frame();
     if (simulate) {
       truth = buffer;

@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "nanoscopy/core/progress.hpp"
+#include "nanoscopy/io/frame_source.hpp"
 
 namespace nanoscopy {
 
@@ -17,13 +18,13 @@ StackScan scan_stack(const std::string& spec, const FrameRange& frames, std::int
   scan.info = reader->info();
   scan.range = frames.resolve(scan.info.frames, scan.info.path);
 
-  ChunkStream stream(*reader, scan.range, chunk_frames);
+  FrameSource source(*reader, scan.range, chunk_frames);
   Progress progress("reading " + scan.info.path, scan.range.count(), quiet);
   double lo = std::numeric_limits<double>::infinity(), hi = -lo, sum = 0;
   std::int64_t finite = 0;
-  ChunkStream::Chunk c;
-  while (stream.next(c)) {
-    for (float v : c.pixels) {
+  FrameChunk c;
+  while (source.next(c)) {
+    for (float v : c.floats()) {
       if (!std::isfinite(v)) {
         ++scan.nonfinite_pixels;
         continue;

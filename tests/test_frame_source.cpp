@@ -1,0 +1,215 @@
+// The frame source every tool streams through (io/frame_source.hpp): chunks in
+// order with the last one short, u16 kept or converted to f32, a read error
+// reaching the consumer with its type and message after the chunks before it,
+// prefetch bounded, parallel readers and strided spans reading the same frames.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "nanoscopy/core/error.hpp"
+#include "nanoscopy/io/frame_source.hpp"
+#include "nanoscopy/sofi/sofi_runner.hpp"
+
+using namespace nanoscopy;
+
+namespace {
+
+// A uint16 stack in memory: pixel i of frame t is t * 100 + i. Counts the frames
+// read and fails on frame `bad` the way a file reader does.
+class CountingStack final : public StackReader {
+ public:
+  CountingStack(std::int64_t frames, std::int64_t w, std::int64_t h, std::int64_t bad = -1) : bad_(bad) {
+    info_.frames = frames;
+    info_.width = w;
+    info_.height = h;
+    info_.type = PixelType::u16;
+    info_.path = "memory.tif";
+  }
+  void read_raw(std::int64_t first, std::int64_t count, void* dst) override {
+    if (bad_ >= first && bad_ < first + count)
+      throw InputError(info_.path, "frame " + std::to_string(bad_) + ": cannot decode the strip");
+    auto* out = static_cast<std::uint16_t*>(dst);
+    const std::int64_t n = info_.pixels_per_frame();
+    for (std::int64_t t = 0; t < count; ++t)
+      for (std::int64_t i = 0; i < n; ++i) out[t * n + i] = value(first + t, i);
+    frames_read += count;
+  }
+  static std::uint16_t value(std::int64_t t, std::int64_t i) { return static_cast<std::uint16_t>(t * 100 + i); }
+  std::atomic<std::int64_t> frames_read{0};
+
+ private:
+  std::int64_t bad_;
+};
+
+struct Seen {
+  std::int64_t first, count;
+};
+
+std::vector<Seen> walk(FrameSource& source, CountingStack& stack, PixelType type) {
+  std::vector<Seen> seen;
+  FrameChunk c;
+  const std::int64_t n = stack.info().pixels_per_frame();
+  while (source.next(c)) {
+    REQUIRE(c.type == type);
+    for (std::int64_t t = 0; t < c.count; ++t)
+      for (std::int64_t i = 0; i < n; ++i) {
+        const auto want = CountingStack::value(c.first + t, i);
+        if (type == PixelType::u16)
+          REQUIRE(static_cast<const std::uint16_t*>(c.pixels)[t * n + i] == want);
+        else
+          REQUIRE(c.floats()[static_cast<std::size_t>(t * n + i)] == static_cast<float>(want));
+      }
+    seen.push_back({c.first, c.count});
+  }
+  return seen;
+}
+
+}  // namespace
+
+TEST_CASE("frame source: chunks in order, the last one short, u16 kept and f32 converted") {
+  for (const int prefetch : {0, 1, 3}) {
+    for (const PixelType type : {PixelType::u16, PixelType::f32}) {
+      CAPTURE(prefetch);
+      CountingStack stack(23, 3, 2);
+      FrameSourceOptions o;
+      o.type = type;
+      o.prefetch = prefetch;
+      FrameSource source(stack, {2, 21}, 5, o);
+      const auto seen = walk(source, stack, type);
+      REQUIRE(seen.size() == 4);
+      CHECK(seen[0].first == 2);
+      CHECK(seen[1].first == 7);
+      CHECK(seen[2].first == 12);
+      CHECK(seen[3].first == 17);
+      CHECK(seen[3].count == 4);  // 2..20: 5 + 5 + 5 + 4
+      CHECK(stack.frames_read == 19);
+      CHECK(source.read_seconds() >= 0);
+      FrameChunk c;
+      CHECK_FALSE(source.next(c));  // stays at the end
+    }
+  }
+}
+
+TEST_CASE("frame source: an empty range gives no chunk; uint16 only from a uint16 stack") {
+  CountingStack stack(4, 2, 2);
+  FrameSource source(stack, {3, 3}, 8);
+  FrameChunk c;
+  CHECK_FALSE(source.next(c));
+  CHECK(stack.frames_read == 0);
+
+  struct FloatStack final : StackReader {
+    FloatStack() { info_.frames = 1, info_.width = info_.height = 1, info_.type = PixelType::f32; }
+    void read_raw(std::int64_t, std::int64_t, void* dst) override { *static_cast<float*>(dst) = 0.5f; }
+  } floats;
+  FrameSourceOptions o;
+  o.type = PixelType::u16;
+  CHECK_THROWS_AS(FrameSource(floats, {0, 1}, 1, o), std::logic_error);
+}
+
+TEST_CASE("frame source: a read error reaches the consumer after the chunks before it, type and message kept") {
+  for (const int prefetch : {0, 2}) {
+    CAPTURE(prefetch);
+    CountingStack stack(40, 2, 2, 13);
+    FrameSourceOptions o;
+    o.prefetch = prefetch;
+    FrameSource source(stack, {0, 40}, 4, o);
+    FrameChunk c;
+    std::vector<std::int64_t> firsts;
+    std::string message;
+    try {
+      while (source.next(c)) firsts.push_back(c.first);
+      FAIL("no error");
+    } catch (const InputError& e) {
+      message = e.message();
+    }
+    CHECK(firsts == std::vector<std::int64_t>{0, 4, 8});
+    CHECK(message == "memory.tif: frame 13: cannot decode the strip");
+  }
+}
+
+TEST_CASE("frame source: the reader runs at most `prefetch` chunks ahead") {
+  CountingStack stack(1000, 4, 4);
+  std::atomic<int> buffers{0};
+  FrameSourceOptions o;
+  o.prefetch = 2;
+  o.allocate = [&](std::size_t bytes) {
+    ++buffers;
+    return allocate_plain_host(bytes);
+  };
+  FrameSource source(stack, {0, 1000}, 10, o);
+  CHECK(buffers == 3);  // the consumer's chunk + two read ahead: never the whole stack
+  FrameChunk c;
+  for (int k = 0; k < 5; ++k) {
+    REQUIRE(source.next(c));
+    // Give the reader time to run as far ahead as it may.
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    CHECK(stack.frames_read <= (k + 1 + 2) * 10);
+    CHECK(stack.frames_read >= (k + 1) * 10);
+  }
+  CHECK(buffers == 3);
+}  // leaving with chunks unread: the destructor stops the reader
+
+TEST_CASE("frame reader: parallel readers and a frame step read the same frames") {
+  for (const std::int64_t step : {1, 2, 3}) {
+    CAPTURE(step);
+    CountingStack main(60, 3, 3), a(60, 3, 3), b(60, 3, 3), c(60, 3, 3);
+    const std::int64_t count = 17, first = 4, n = 9;
+    std::vector<std::uint16_t> one(static_cast<std::size_t>(count * n)), four(one.size());
+    FrameReader(main, {}, step).read(first, count, PixelType::u16, one.data());
+    FrameReader(main, {&a, &b, &c}, step).read(first, count, PixelType::u16, four.data());
+    CHECK(one == four);
+    CHECK(a.frames_read > 0);  // each extra reader took a part
+    CHECK(c.frames_read > 0);
+    for (std::int64_t j = 0; j < count; ++j) CHECK(one[static_cast<std::size_t>(j * n + 5)] == CountingStack::value(first + j * step, 5));
+    std::vector<float> f(one.size());
+    FrameReader(main, {&a, &b, &c}, step).read(first, count, PixelType::f32, f.data());
+    for (std::size_t i = 0; i < f.size(); ++i) REQUIRE(f[i] == static_cast<float>(one[i]));
+  }
+  // An error in one part reaches the caller with its message.
+  CountingStack main(60, 2, 2), broken(60, 2, 2, 30);
+  std::vector<std::uint16_t> dst(40 * 4);
+  CHECK_THROWS_WITH_AS(FrameReader(main, {&broken}).read(0, 40, PixelType::u16, dst.data()),
+                       doctest::Contains("frame 30: cannot decode the strip"), InputError);
+}
+
+TEST_CASE("sofi through the frame reader: extra readers and odd/even sequences give bit-identical sums") {
+  // A uint16 stack of 6x5 frames whose values vary in time and space.
+  const std::int64_t frames = 120;
+  CountingStack main(frames, 6, 5), a(frames, 6, 5), b(frames, 6, 5), c(frames, 6, 5);
+  SofiPlanOptions options;
+  options.orders = {2, 3};
+  const SofiPlan plan = make_sofi_plan(6, 5, options);
+  for (const std::int64_t step : {1, 2}) {
+    CAPTURE(step);
+    auto run = [&](std::vector<StackReader*> extra) {
+      auto engine = make_cpu_sofi_engine(plan, 16 + plan.max_lag, 1);
+      SofiRunInput in;
+      in.reader = &main;
+      in.extra_readers = std::move(extra);
+      in.sequence = {1, step, (frames - 1) / step};
+      in.begin = 3;  // blocks cut by the range edges too
+      in.end = in.sequence.count - 2;
+      in.block = 20;
+      in.quiet = true;
+      return run_sofi(plan, *engine, in);
+    };
+    const SofiAccumulation one = run({}), four = run({&a, &b, &c});
+    CHECK(a.frames_read > 0);
+    CHECK(one.finished.blocks == four.finished.blocks);
+    CHECK(one.finished.frames == four.finished.frames);
+    CHECK(one.finished.planes == four.finished.planes);
+    CHECK(one.finished.frame_sum == four.finished.frame_sum);
+    REQUIRE(one.open.size() == four.open.size());
+    for (std::size_t k = 0; k < one.open.size(); ++k) {
+      CHECK(one.open[k].terms == four.open[k].terms);
+      CHECK(one.open[k].frame_sum == four.open[k].frame_sum);
+    }
+  }
+}
