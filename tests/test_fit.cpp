@@ -13,7 +13,7 @@
 
 #include "nanoscopy/backend/device.hpp"
 #include "nanoscopy/core/error.hpp"
-#include "nanoscopy/fit/fit.hpp"
+#include "nanoscopy/fit/engine.hpp"
 #include "nanoscopy/fit/gauss_model.hpp"
 #include "nanoscopy/fit/simulate_spots.hpp"
 
@@ -24,7 +24,7 @@ namespace {
 std::vector<FitResult> fit_cpu(const SimulatedSpots& s, const FitSettings& st, bool u16, int threads = 0,
                                const SpotGuess* initial = nullptr) {
   std::vector<FitResult> out(static_cast<std::size_t>(s.count));
-  make_cpu_fit_backend(st, threads)->fit(s.batch(u16 ? PixelType::u16 : PixelType::f32, initial), out);
+  make_cpu_fit_engine(st, threads)->fit(s.batch(u16 ? PixelType::u16 : PixelType::f32, initial), out);
   return out;
 }
 
@@ -38,7 +38,7 @@ FitResult fit_one(const std::vector<float>& pixels, int w, int h, const FitSetti
   b.height = h;
   b.initial = guess;
   FitResult r;
-  make_cpu_fit_backend(st, 1)->fit(b, std::span<FitResult>(&r, 1));
+  make_cpu_fit_engine(st, 1)->fit(b, std::span<FitResult>(&r, 1));
   return r;
 }
 
@@ -446,7 +446,7 @@ TEST_CASE("degenerate ROIs end with a status, never a crash or a NaN reported as
 }
 
 TEST_CASE("bad batches are usage errors; an empty batch is fine") {
-  auto backend = make_cpu_fit_backend(FitSettings{}, 1);
+  auto backend = make_cpu_fit_engine(FitSettings{}, 1);
   std::vector<float> pixels(2048, 1.0f);
   std::vector<FitResult> out(1);
   RoiBatch b;
@@ -468,5 +468,5 @@ TEST_CASE("bad batches are usage errors; an empty batch is fine") {
   b.count = 0;
   b.pixels = nullptr;
   CHECK_NOTHROW(backend->fit(b, std::span<FitResult>()));
-  CHECK(make_fit_backend(select_device(DeviceRequest::parse("cpu"), true), FitSettings{})->name().rfind("cpu", 0) == 0);
+  CHECK(make_fit_engine(select_device(DeviceRequest::parse("cpu"), true), FitSettings{})->name().rfind("cpu", 0) == 0);
 }

@@ -5,7 +5,7 @@
 #include <span>
 
 #include "nanoscopy/core/error.hpp"
-#include "nanoscopy/fit/fit.hpp"
+#include "nanoscopy/fit/engine.hpp"
 #include "nanoscopy/loc/detect.hpp"
 
 namespace nanoscopy {
@@ -16,7 +16,7 @@ class CpuChunkLocalizer final : public ChunkLocalizer {
   CpuChunkLocalizer(const DetectSettings& detect, const FitSettings& fit, int threads)
       : box_(detect.box),
         detector_(make_cpu_detector(detect, threads)),
-        fitter_(make_cpu_fit_backend(fit, threads)) {
+        fitter_(make_cpu_fit_engine(fit, threads)) {
     validate_detect_settings(detect);
   }
 
@@ -63,7 +63,7 @@ class CpuChunkLocalizer final : public ChunkLocalizer {
  private:
   int box_;
   std::unique_ptr<Detector> detector_;
-  std::unique_ptr<FitBackend> fitter_;
+  std::unique_ptr<FitEngine> fitter_;
   std::vector<float> as_float_;
 };
 

@@ -1,4 +1,4 @@
-// The CPU reference backend: threads over ROIs, one scratch per thread (no
+// The CPU reference engine: threads over ROIs, one scratch per thread (no
 // allocation per fit), the LM driver and model of gauss_model.hpp.
 #include <algorithm>
 #include <atomic>
@@ -9,7 +9,7 @@
 
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/error.hpp"
-#include "nanoscopy/fit/fit.hpp"
+#include "nanoscopy/fit/engine.hpp"
 #include "nanoscopy/fit/gauss_model.hpp"
 
 #if NANOSCOPY_HAVE_OPENMP
@@ -156,9 +156,9 @@ FitResult fit_one(const Pixel* pixels, int w, int h, const SpotGuess* guess, con
   return lm_fit(eval, start, w, h, n, st);
 }
 
-class CpuFitBackend final : public FitBackend {
+class CpuFitEngine final : public FitEngine {
  public:
-  CpuFitBackend(const FitSettings& settings, int threads) : settings_(settings), threads_(threads) {}
+  CpuFitEngine(const FitSettings& settings, int threads) : settings_(settings), threads_(threads) {}
 
   void fit(const RoiBatch& batch, std::span<FitResult> out) override {
     batch.validate();
@@ -222,9 +222,9 @@ class CpuFitBackend final : public FitBackend {
 
 }  // namespace
 
-std::unique_ptr<FitBackend> make_cpu_fit_backend(const FitSettings& settings, int threads) {
+std::unique_ptr<FitEngine> make_cpu_fit_engine(const FitSettings& settings, int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return std::make_unique<CpuFitBackend>(settings, threads);
+  return std::make_unique<CpuFitEngine>(settings, threads);
 }
 
 }  // namespace nanoscopy
