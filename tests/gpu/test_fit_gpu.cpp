@@ -1,5 +1,5 @@
 // The CUDA spot fitter against the CPU reference on the same seeded batches.
-// Both run the same double-precision math (gauss_model.hpp), so fields agree to
+// Both run the same double-precision math (fit/models, estimators/lsq.hpp, lm.hpp), so fields agree to
 // far better than the stated tolerances and statuses match but for ties.
 #include <doctest/doctest.h>
 

@@ -1,7 +1,9 @@
 // fit2d's engine: implicit-amplitude least-squares fits of 2D Gaussian spots
 // (Leutenegger & Weber). The model h = α·f(x̄, ȳ, σ) + β takes α and β in closed
 // form at every evaluation; Levenberg–Marquardt runs on (x̄, ȳ, σ) only.
-// Engines (CPU, CUDA) share the per-model math in gauss_model.hpp.
+// Engines (CPU, CUDA) share the math written once for host and device: the
+// models (models/*.hpp, listed in model_list.hpp), the estimator
+// (estimators/lsq.hpp), the LM driver (lm.hpp) and the initial estimate.
 #pragma once
 
 #include <cstdint>

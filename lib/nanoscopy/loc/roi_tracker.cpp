@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "nanoscopy/core/error.hpp"
-#include "nanoscopy/fit/gauss_model.hpp"
+#include "nanoscopy/fit/initial_estimate.hpp"
 
 namespace nanoscopy {
 namespace {
