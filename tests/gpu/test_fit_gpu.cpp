@@ -11,6 +11,7 @@
 #include "nanoscopy/backend/device.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/fit/engine.hpp"
+#include "nanoscopy/fit/model_list.hpp"
 #include "nanoscopy/fit/simulate_spots.hpp"
 
 // The device-data entry point needs the CUDA runtime and the kernels' plain
@@ -98,7 +99,11 @@ TEST_CASE("CUDA fits equal the CPU reference: sizes, shapes, pixel types, both m
   const Shape shapes[] = {{1, 9, 400, 40}, {5, 11, 400, 40},  {7, 7, 400, 40},
                           {9, 9, 400, 40}, {13, 13, 400, 40}, {32, 32, 4000, 1024}};
   const std::int64_t counts[] = {1, 31, 1000, 100000};
-  for (ShapeModel model : {ShapeModel::sampled, ShapeModel::integrated}) {
+  // Every model of the table (fit/model_list.hpp): sampled and integrated today.
+  std::vector<ShapeModel> models;
+  fit_detail::for_each_model([&]<class M>(M) { models.push_back(M::shape); });
+  CHECK(models.size() >= 2);
+  for (ShapeModel model : models) {
     FitSettings st;
     st.model = model;
     auto cuda = make_fit_engine(gpu, st);
