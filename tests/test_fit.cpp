@@ -206,8 +206,7 @@ TEST_CASE("closed forms: α̂, β̂ minimize χ², the gradient and JᵀJ match 
         std::vector<double> hv(static_cast<std::size_t>(n));
         for (int r = 0; r < spots.height; ++r)
           for (int c = 0; c < spots.width; ++c)
-            hv[r * spots.width + c] =
-                ev.alpha * axis_term(m, c - q[0]).v * axis_term(m, r - q[1]).v + ev.beta;
+            hv[r * spots.width + c] = ev.alpha * axis_term(m, c - q[0]).v * axis_term(m, r - q[1]).v + ev.beta;
         return hv;
       };
       std::vector<std::vector<double>> J(3);

@@ -113,8 +113,8 @@ TEST_CASE_TEMPLATE_DEFINE("a listed model: its terms, and a simulated spot fitte
     ey.push_back(std::abs(fits[k].y - t.y));
     es.push_back(std::abs(fits[k].sigma - t.sigma) / t.sigma);
   }
-  MESSAGE(std::string(M::name) << ": median |Δx| " << median(ex) << " px, |Δy| " << median(ey) << " px, |Δσ|/σ " << median(es)
-                  << ", converged " << ex.size() << "/" << spots.count);
+  MESSAGE(std::string(M::name) << ": median |Δx| " << median(ex) << " px, |Δy| " << median(ey) << " px, |Δσ|/σ "
+                               << median(es) << ", converged " << ex.size() << "/" << spots.count);
   CHECK(ex.size() >= static_cast<std::size_t>(spots.count) * 99 / 100);
   CHECK(median(ex) < 0.05);
   CHECK(median(ey) < 0.05);

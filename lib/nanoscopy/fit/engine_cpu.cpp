@@ -81,9 +81,9 @@ struct Scratch {
 // Σ g·f and Σ g·∂f row by row: three dot products per row with the column terms,
 // gathered into the model's DataSums by its accumulate_row.
 template <class DataSums>
-NANOSCOPY_FIT_CLONES DataSums data_sums(const real* __restrict g, const real* __restrict xv,
-                                        const real* __restrict xdc, const real* __restrict xds, const real* yv,
-                                        const real* ydc, const real* yds, int w, int h) {
+NANOSCOPY_FIT_CLONES DataSums data_sums(const real* __restrict g, const real* __restrict xv, const real* __restrict xdc,
+                                        const real* __restrict xds, const real* yv, const real* ydc, const real* yds,
+                                        int w, int h) {
   DataSums d;
   clear(d);
   for (int r = 0; r < h; ++r) {

@@ -107,8 +107,7 @@ NANOSCOPY_HD FitResult invalid_result() {
 // does not fit in float is reported as nan. χ² per degree of freedom divides
 // by n − (N + 2): the shape parameters, α and β.
 template <class M, class Eval>
-NANOSCOPY_HD FitResult lm_fit(Eval& eval, const real start[M::n_params], int w, int hgt, int n,
-                              const FitSettings& st) {
+NANOSCOPY_HD FitResult lm_fit(Eval& eval, const real start[M::n_params], int w, int hgt, int n, const FitSettings& st) {
   constexpr int N = M::n_params;
   constexpr int fitted = N + 2;
   FitResult out;

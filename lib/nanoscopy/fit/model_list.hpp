@@ -3,6 +3,14 @@
 // kernels (kernels/fit/fit_kernels.cu) instantiate through dispatch_model and
 // for_each_model, so a model added here is fitted on both. Host-side only: the
 // choice is made once per batch, the kernels are templates on the model.
+//
+// What a model type M provides (static, NANOSCOPY_HD; models/gauss2d.hpp is
+// the example): shape, name, n_params, param_names; Axis, make_axis(width),
+// term(axis, u), fill_terms(axis, centre, n, v, dc, ds); column_centre,
+// row_centre, column_width, row_width of p; DataSums (an array `s` of `size`
+// sums, with clear, accumulate and accumulate_row); sums(p, X, Y, D) →
+// Sums<n_params>; outside_roi, admissible, from_spot, to_result. Isotropic
+// (models/separable.hpp) supplies all but the axis terms for p = (x̄, ȳ, σ).
 #pragma once
 
 #include "nanoscopy/fit/fit_types.hpp"
