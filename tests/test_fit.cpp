@@ -9,12 +9,14 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 #include "nanoscopy/backend/device.hpp"
 #include "nanoscopy/core/error.hpp"
-#include "nanoscopy/fit/fit.hpp"
-#include "nanoscopy/fit/gauss_model.hpp"
+#include "nanoscopy/fit/engine.hpp"
+#include "nanoscopy/fit/estimators/lsq.hpp"
+#include "nanoscopy/fit/model_list.hpp"
 #include "nanoscopy/fit/simulate_spots.hpp"
 
 using namespace nanoscopy;
@@ -24,7 +26,7 @@ namespace {
 std::vector<FitResult> fit_cpu(const SimulatedSpots& s, const FitSettings& st, bool u16, int threads = 0,
                                const SpotGuess* initial = nullptr) {
   std::vector<FitResult> out(static_cast<std::size_t>(s.count));
-  make_cpu_fit_backend(st, threads)->fit(s.batch(u16 ? PixelType::u16 : PixelType::f32, initial), out);
+  make_cpu_fit_engine(st, threads)->fit(s.batch(u16 ? PixelType::u16 : PixelType::f32, initial), out);
   return out;
 }
 
@@ -38,7 +40,7 @@ FitResult fit_one(const std::vector<float>& pixels, int w, int h, const FitSetti
   b.height = h;
   b.initial = guess;
   FitResult r;
-  make_cpu_fit_backend(st, 1)->fit(b, std::span<FitResult>(&r, 1));
+  make_cpu_fit_engine(st, 1)->fit(b, std::span<FitResult>(&r, 1));
   return r;
 }
 
@@ -63,9 +65,24 @@ void check_flagged(const FitResult& r) {
   }
 }
 
+// A listed model's axis terms, the model picked at run time: these tests loop over ShapeModel.
+struct AxisModel {
+  ShapeModel model;
+  double sigma;
+};
+AxisModel make_axis_model(ShapeModel model, double sigma) {
+  return AxisModel{model, sigma};
+}
+fit_detail::AxisTerm axis_term(const AxisModel& am, double u) {
+  fit_detail::AxisTerm t{};
+  if (!fit_detail::dispatch_model(am.model, [&]<class M>(M) { t = M::term(M::make_axis(am.sigma), u); }))
+    throw std::logic_error("no listed model has shape " + to_string(am.model));
+  return t;
+}
+
 // The model at p through the closed forms (for finite differences); also
 // checks the separable sums against the sums taken pixel by pixel.
-fit_detail::Evaluation evaluate(const std::vector<double>& g, int w, int h, ShapeModel model, const double p[3]) {
+fit_detail::Evaluation<3> evaluate(const std::vector<double>& g, int w, int h, ShapeModel model, const double p[3]) {
   using namespace fit_detail;
   const AxisModel am = make_axis_model(model, p[2]);
   AxisSums xs, ys;
@@ -73,7 +90,7 @@ fit_detail::Evaluation evaluate(const std::vector<double>& g, int w, int h, Shap
   clear(ys);
   for (int c = 0; c < w; ++c) accumulate(xs, axis_term(am, c - p[0]));
   for (int r = 0; r < h; ++r) accumulate(ys, axis_term(am, r - p[1]));
-  DataSums data;
+  IsotropicDataSums data;
   clear(data);
   double direct[18] = {};
   double sum = 0, sum2 = 0;
@@ -90,12 +107,12 @@ fit_detail::Evaluation evaluate(const std::vector<double>& g, int w, int h, Shap
       sum += v;
       sum2 += v * v;
     }
-  const Sums s = combine(xs, ys, data);
+  const Sums<3> s = combine(xs, ys, data);
   const double separable[18] = {s.f,     s.ff,    s.fg,    s.d[0],  s.d[1],  s.d[2],  s.fd[0], s.fd[1], s.fd[2],
                                 s.gd[0], s.gd[1], s.gd[2], s.dd[0], s.dd[1], s.dd[2], s.dd[3], s.dd[4], s.dd[5]};
   for (int i = 0; i < 18; ++i) CHECK(separable[i] == doctest::Approx(direct[i]).epsilon(1e-12).scale(1e-9));
-  Evaluation e{};
-  REQUIRE(assemble(s, RoiConstants{static_cast<double>(w * h), sum, sum2}, e));
+  Evaluation<3> e{};
+  REQUIRE(lsq_assemble(s, RoiConstants{static_cast<double>(w * h), sum, sum2}, e));
   return e;
 }
 
@@ -133,7 +150,7 @@ TEST_CASE("the sampled model's recurrence equals the direct terms, centre inside
       const int n = 13;
       const AxisModel am = make_axis_model(ShapeModel::sampled, sigma);
       double v[n], dc[n], ds[n];
-      sampled_axis_terms(am, centre, n, v, dc, ds);
+      Gauss2d::fill_terms(Gauss2d::make_axis(sigma), centre, n, v, dc, ds);
       for (int c = 0; c < n; ++c) {
         const AxisTerm t = axis_term(am, c - centre);
         CHECK(v[c] == doctest::Approx(t.v).epsilon(1e-11).scale(1e-300));
@@ -156,12 +173,12 @@ TEST_CASE("closed forms: α̂, β̂ minimize χ², the gradient and JᵀJ match 
       const double p[3] = {spots.truth[k].x + 0.3, spots.truth[k].y - 0.2, spots.truth[k].sigma * 1.1};
       const auto e = evaluate(g, spots.width, spots.height, model, p);
       // α̂, β̂ are the least-squares amplitudes: perturbing them raises χ².
-      const auto am = fit_detail::make_axis_model(model, p[2]);
+      const auto am = make_axis_model(model, p[2]);
       auto chi2_ab = [&](double a, double b) {
         double c2 = 0;
         for (int r = 0; r < spots.height; ++r)
           for (int c = 0; c < spots.width; ++c) {
-            const double f = fit_detail::axis_term(am, c - p[0]).v * fit_detail::axis_term(am, r - p[1]).v;
+            const double f = axis_term(am, c - p[0]).v * axis_term(am, r - p[1]).v;
             c2 += (a * f + b - g[r * spots.width + c]) * (a * f + b - g[r * spots.width + c]);
           }
         return c2;
@@ -185,12 +202,11 @@ TEST_CASE("closed forms: α̂, β̂ minimize χ², the gradient and JᵀJ match 
       // JᵀJ: J_ij = ∂h_i/∂p_j by finite differences of the model image.
       auto model_image = [&](const double* q) {
         const auto ev = evaluate(g, spots.width, spots.height, model, q);
-        const auto m = fit_detail::make_axis_model(model, q[2]);
+        const auto m = make_axis_model(model, q[2]);
         std::vector<double> hv(static_cast<std::size_t>(n));
         for (int r = 0; r < spots.height; ++r)
           for (int c = 0; c < spots.width; ++c)
-            hv[r * spots.width + c] =
-                ev.alpha * fit_detail::axis_term(m, c - q[0]).v * fit_detail::axis_term(m, r - q[1]).v + ev.beta;
+            hv[r * spots.width + c] = ev.alpha * axis_term(m, c - q[0]).v * axis_term(m, r - q[1]).v + ev.beta;
         return hv;
       };
       std::vector<std::vector<double>> J(3);
@@ -446,7 +462,7 @@ TEST_CASE("degenerate ROIs end with a status, never a crash or a NaN reported as
 }
 
 TEST_CASE("bad batches are usage errors; an empty batch is fine") {
-  auto backend = make_cpu_fit_backend(FitSettings{}, 1);
+  auto backend = make_cpu_fit_engine(FitSettings{}, 1);
   std::vector<float> pixels(2048, 1.0f);
   std::vector<FitResult> out(1);
   RoiBatch b;
@@ -468,5 +484,5 @@ TEST_CASE("bad batches are usage errors; an empty batch is fine") {
   b.count = 0;
   b.pixels = nullptr;
   CHECK_NOTHROW(backend->fit(b, std::span<FitResult>()));
-  CHECK(make_fit_backend(select_device(DeviceRequest::parse("cpu"), true), FitSettings{})->name().rfind("cpu", 0) == 0);
+  CHECK(make_fit_engine(select_device(DeviceRequest::parse("cpu"), true), FitSettings{})->name().rfind("cpu", 0) == 0);
 }

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "nanoscopy/core/error.hpp"
-#include "nanoscopy/fit/fit.hpp"
+#include "nanoscopy/fit/engine.hpp"
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/loc/track/drift.hpp"
@@ -548,7 +548,7 @@ TEST_CASE("ROI tracker follows simulated drifting markers") {
   for (std::int64_t t = 30; t < 35; ++t) movie.blank(t, rois.rois[5], 9);
   for (const Roi& r : rois.rois) movie.blank(45, r, 9);
 
-  auto backend = make_cpu_fit_backend(FitSettings{}, 1);
+  auto backend = make_cpu_fit_engine(FitSettings{}, 1);
   const double pixel_nm = 108.0;
   RoiTracker tracker(rois, *backend, pixel_nm, movie.settings.width, movie.settings.height);
   std::ostringstream stream;
@@ -628,7 +628,7 @@ TEST_CASE("ROI tracker over a TIFF stack gives the frames' results in order") {
   std::string text;
   for (const auto& p : movie.settings.markers) text += std::to_string(p[0]) + "," + std::to_string(p[1]) + "\n";
   const MarkerRois rois = parse_rois(text, "rois", meta.width, meta.height);
-  auto backend = make_cpu_fit_backend(FitSettings{}, 1);
+  auto backend = make_cpu_fit_engine(FitSettings{}, 1);
   RoiTracker direct(rois, *backend, 100.0, meta.width, meta.height);
   RoiTracker from_file(rois, *backend, 100.0, meta.width, meta.height);
   auto reader = open_stack(path);
@@ -645,7 +645,7 @@ TEST_CASE("ROI tracker over a TIFF stack gives the frames' results in order") {
 }
 
 TEST_CASE("ROI tracker latency, 10 markers of 9×9 on the CPU") {
-  auto backend = make_cpu_fit_backend(FitSettings{}, 1);
+  auto backend = make_cpu_fit_engine(FitSettings{}, 1);
   const LatencyStats stats = measure_roi_latency(*backend, 10, 9, 5000);
   MESSAGE("ROI tracker per-frame latency (" << backend->name() << ", 10 ROIs of 9x9, " << stats.frames
                                             << " frames): p50 " << stats.p50_us << " us, p99 " << stats.p99_us

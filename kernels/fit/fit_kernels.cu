@@ -4,7 +4,10 @@
 
 #include "common/cuda_check.hpp"
 #include "fit/fit_kernels.hpp"
-#include "nanoscopy/fit/gauss_model.hpp"
+#include "nanoscopy/fit/estimators/lsq.hpp"
+#include "nanoscopy/fit/initial_estimate.hpp"
+#include "nanoscopy/fit/lm.hpp"
+#include "nanoscopy/fit/model_list.hpp"
 
 namespace nanoscopy::cuda {
 namespace {
@@ -50,31 +53,49 @@ __device__ __forceinline__ InitScan group_combine(InitScan s, unsigned mask) {
   return s;
 }
 
-// The model at p for one group: lanes fill the axis terms, then sum their pixels.
-template <int G>
+// The model M at p for one group: lanes fill the axis terms, then sum their pixels.
+template <int G, class M>
 struct GroupEvaluator {
+  static constexpr int N = M::n_params;
+  using DataSums = typename M::DataSums;
+
   const float* g;  // the staged ROI (shared)
-  double* tab;     // 3·(width + height) doubles (shared): v, dc, ds; columns then rows
+  real* tab;       // 3·(width + height) values (shared): v, dc, ds; columns then rows
   int w, h, lane;
   int c0, r0, dc, dr;  // this lane's first pixel and the stride G as (columns, rows)
   unsigned mask;
   RoiConstants k;
-  ShapeModel model;
 
-  __device__ bool operator()(const double p[3], Evaluation& e) {
+  // Out of line, as one call per evaluation: inlined at lm_fit's two call
+  // sites the kernels need about 200–220 registers a thread (sm_90, ptxas -v),
+  // out of line 152–160 (the fused kernel before the model split: 156–176),
+  // which keeps three 128-thread blocks per SM instead of two.
+  __device__ __noinline__ bool operator()(const real p[N], Evaluation<N>& e) {
     const int t = w + h;
-    const AxisModel am = make_axis_model(model, p[2]);
+    const typename M::Axis ax = M::make_axis(M::column_width(p));
+    const typename M::Axis ay = M::make_axis(M::row_width(p));
+    const real cx = M::column_centre(p), cy = M::row_centre(p);
     AxisSums xs, ys;
     clear(xs);
     clear(ys);
     __syncwarp(mask);  // every lane is done reading the previous terms
-    for (int j = lane; j < t; j += G) {
-      const bool column = j < w;
-      const AxisTerm a = axis_term(am, column ? j - p[0] : (j - w) - p[1]);
+    // Terms j = lane, lane + G, … over the columns (0 … w−1), then on over the
+    // rows (w … t−1). Two loops, not a choice of axis per term: a per-term
+    // choice between two Axis structs puts both in local memory.
+    int j = lane;
+    for (; j < w; j += G) {
+      const AxisTerm a = M::term(ax, j - cx);
       tab[j] = a.v;
       tab[t + j] = a.dc;
       tab[2 * t + j] = a.ds;
-      accumulate(column ? xs : ys, a);
+      accumulate(xs, a);
+    }
+    for (; j < t; j += G) {
+      const AxisTerm a = M::term(ay, (j - w) - cy);
+      tab[j] = a.v;
+      tab[t + j] = a.dc;
+      tab[2 * t + j] = a.ds;
+      accumulate(ys, a);
     }
     __syncwarp(mask);
     DataSums d;
@@ -84,7 +105,7 @@ struct GroupEvaluator {
     for (int i = lane; i < n; i += G) {
       const AxisTerm X{tab[c], tab[t + c], tab[2 * t + c]};
       const AxisTerm Y{tab[w + r], tab[t + w + r], tab[2 * t + w + r]};
-      accumulate(d, static_cast<double>(g[i]), X, Y);
+      accumulate(d, static_cast<real>(g[i]), X, Y);
       c += dc;
       r += dr;
       if (c >= w) {
@@ -106,19 +127,19 @@ struct GroupEvaluator {
       };
       reduce(xs);
       reduce(ys);
-      d.fg = group_sum<G>(d.fg, mask);
-      for (int j = 0; j < 3; ++j) d.gd[j] = group_sum<G>(d.gd[j], mask);
+#pragma unroll
+      for (int j = 0; j < DataSums::size; ++j) d.s[j] = group_sum<G>(d.s[j], mask);
     }
-    return assemble(combine(xs, ys, d), k, e);
+    return lsq_assemble(M::sums(p, xs, ys, d), k, e);
   }
 };
 
-template <typename Pixel, int G>
+template <typename Pixel, int G, class M>
 __global__ void fit_kernel(KernelArgs a) {
-  extern __shared__ double shared[];
+  extern __shared__ real shared[];
   const int w = a.width, h = a.height, n = w * h, t = w + h;
   const int fpb = a.fits_per_block;
-  double* tables = shared;
+  real* tables = shared;
   float* staged = reinterpret_cast<float*>(shared + static_cast<std::size_t>(fpb) * 3 * t);
 
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * fpb;
@@ -145,23 +166,19 @@ __global__ void fit_kernel(KernelArgs a) {
     if (lane == 0) a.out[fit] = invalid_result();
     return;
   }
-  double start[3];
+  real start[M::n_params];
   if (a.initial) {
     const SpotGuess guess = a.initial[fit];
-    start[0] = guess.x;
-    start[1] = guess.y;
-    start[2] = guess.sigma;
+    M::from_spot(guess.x, guess.y, guess.sigma, start);
   } else {
-    const double threshold = init_threshold(scan);
+    const real threshold = init_threshold(scan);
     int above = 0;
-    for (int i = lane; i < n; i += G) above += static_cast<double>(g[i]) > threshold ? 1 : 0;
+    for (int i = lane; i < n; i += G) above += static_cast<real>(g[i]) > threshold ? 1 : 0;
     above = group_sum<G>(above, mask);
-    start[0] = scan.best_index % w;
-    start[1] = scan.best_index / w;
-    start[2] = init_sigma(above);
+    M::from_spot(scan.best_index % w, scan.best_index / w, init_sigma(above), start);
   }
 
-  GroupEvaluator<G> eval;
+  GroupEvaluator<G, M> eval;
   eval.g = g;
   eval.tab = tables + static_cast<std::size_t>(slot) * 3 * t;
   eval.w = w;
@@ -172,32 +189,31 @@ __global__ void fit_kernel(KernelArgs a) {
   eval.dc = G % w;
   eval.dr = G / w;
   eval.mask = mask;
-  eval.k = RoiConstants{static_cast<double>(n), scan.sum, scan.sum2};
-  eval.model = a.settings.model;
-  const FitResult r = lm_fit(eval, start, w, h, n, a.settings);
+  eval.k = RoiConstants{static_cast<real>(n), scan.sum, scan.sum2};
+  const FitResult r = lm_fit<M>(eval, start, w, h, n, a.settings);
   if (lane == 0) a.out[fit] = r;
 }
 
-template <typename Pixel>
+template <typename Pixel, class M>
 void launch_typed(const KernelArgs& args, const FitGeometry& geo, int blocks, cudaStream_t stream) {
   switch (geo.lanes) {
     case 1:
-      fit_kernel<Pixel, 1><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
+      fit_kernel<Pixel, 1, M><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
       break;
     case 2:
-      fit_kernel<Pixel, 2><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
+      fit_kernel<Pixel, 2, M><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
       break;
     case 4:
-      fit_kernel<Pixel, 4><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
+      fit_kernel<Pixel, 4, M><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
       break;
     case 8:
-      fit_kernel<Pixel, 8><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
+      fit_kernel<Pixel, 8, M><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
       break;
     case 16:
-      fit_kernel<Pixel, 16><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
+      fit_kernel<Pixel, 16, M><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
       break;
     case 32:
-      fit_kernel<Pixel, 32><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
+      fit_kernel<Pixel, 32, M><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
       break;
     default:
       throw UsageError("fit", "lanes per fit must be 1, 2, 4, 8, 16 or 32");
@@ -205,15 +221,15 @@ void launch_typed(const KernelArgs& args, const FitGeometry& geo, int blocks, cu
   NANOSCOPY_CUDA_CHECK_LAUNCH();
 }
 
-template <typename Pixel>
+template <typename Pixel, class M>
 void preload_typed() {
   cudaFuncAttributes a{};
-  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 1>));
-  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 2>));
-  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 4>));
-  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 8>));
-  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 16>));
-  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 32>));
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 1, M>));
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 2, M>));
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 4, M>));
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 8, M>));
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 16, M>));
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 32, M>));
 }
 
 int pixel_stride(int width, int height) {
@@ -221,7 +237,7 @@ int pixel_stride(int width, int height) {
 }
 
 int shared_per_fit(int width, int height) {
-  return static_cast<int>(3 * sizeof(double)) * (width + height) + 4 * pixel_stride(width, height);
+  return static_cast<int>(3 * sizeof(real)) * (width + height) + 4 * pixel_stride(width, height);
 }
 
 }  // namespace
@@ -261,15 +277,21 @@ void launch_fit(const FitLaunch& launch, const FitGeometry& geo, cudaStream_t st
   args.settings = launch.settings;
   const std::int64_t blocks = (launch.count + geo.fits_per_block - 1) / geo.fits_per_block;
   if (blocks > 0x7fffffff) throw UsageError("fit", "too many ROIs for one launch");
-  if (launch.pixels_u16)
-    launch_typed<std::uint16_t>(args, geo, static_cast<int>(blocks), stream);
-  else
-    launch_typed<float>(args, geo, static_cast<int>(blocks), stream);
+  // The model list (model_list.hpp) instantiates one kernel family per model.
+  const bool known = dispatch_model(launch.settings.model, [&]<class M>(M) {
+    if (launch.pixels_u16)
+      launch_typed<std::uint16_t, M>(args, geo, static_cast<int>(blocks), stream);
+    else
+      launch_typed<float, M>(args, geo, static_cast<int>(blocks), stream);
+  });
+  if (!known) throw UsageError("fit", "the spot model is not one the fitter knows");
 }
 
 void preload_fit_kernels() {
-  preload_typed<std::uint16_t>();
-  preload_typed<float>();
+  for_each_model([]<class M>(M) {
+    preload_typed<std::uint16_t, M>();
+    preload_typed<float, M>();
+  });
 }
 
 }  // namespace nanoscopy::cuda

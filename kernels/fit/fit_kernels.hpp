@@ -1,4 +1,4 @@
-// Launchers of the spot-fit kernels (fit_kernels.cu), for fit_plan.cpp.
+// Launchers of the spot-fit kernels (fit_kernels.cu), for engine_cuda.cpp.
 //
 // Launch geometry: a group of `lanes` consecutive threads (1–32, a power of
 // two, inside one warp) fits one ROI; a block holds fits_per_block groups. The

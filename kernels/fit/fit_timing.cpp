@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "common/owners.hpp"
-#include "fit/fit_plan.hpp"
+#include "fit/engine_cuda.hpp"
 
 namespace nanoscopy::cuda {
 

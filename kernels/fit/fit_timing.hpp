@@ -6,7 +6,7 @@
 #include <span>
 #include <vector>
 
-#include "nanoscopy/fit/fit.hpp"
+#include "nanoscopy/fit/engine.hpp"
 
 namespace nanoscopy::cuda {
 

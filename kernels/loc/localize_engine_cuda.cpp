@@ -10,7 +10,7 @@
 #include "common/cuda_check.hpp"
 #include "common/owners.hpp"
 #include "common/parallel_copy.hpp"
-#include "fit/fit_plan.hpp"
+#include "fit/engine_cuda.hpp"
 #include "loc/detect_engine_cuda.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/fault_injection.hpp"

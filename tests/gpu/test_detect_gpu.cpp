@@ -25,7 +25,7 @@
 #if __has_include("loc/detect_engine_cuda.hpp") && __has_include(<cuda_runtime.h>)
 #include <cuda_runtime.h>
 
-#include "fit/fit_plan.hpp"
+#include "fit/engine_cuda.hpp"
 #include "loc/detect_engine_cuda.hpp"
 #define NANOSCOPY_TEST_DETECT_DEVICE_ENTRY 1
 #endif

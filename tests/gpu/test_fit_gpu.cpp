@@ -1,5 +1,5 @@
 // The CUDA spot fitter against the CPU reference on the same seeded batches.
-// Both run the same double-precision math (gauss_model.hpp), so fields agree to
+// Both run the same double-precision math (fit/models, estimators/lsq.hpp, lm.hpp), so fields agree to
 // far better than the stated tolerances and statuses match but for ties.
 #include <doctest/doctest.h>
 
@@ -10,15 +10,16 @@
 
 #include "nanoscopy/backend/device.hpp"
 #include "nanoscopy/core/error.hpp"
-#include "nanoscopy/fit/fit.hpp"
+#include "nanoscopy/fit/engine.hpp"
+#include "nanoscopy/fit/model_list.hpp"
 #include "nanoscopy/fit/simulate_spots.hpp"
 
 // The device-data entry point needs the CUDA runtime and the kernels' plain
 // header, present only in builds with the CUDA backend.
-#if __has_include("fit/fit_plan.hpp") && __has_include(<cuda_runtime.h>)
+#if __has_include("fit/engine_cuda.hpp") && __has_include(<cuda_runtime.h>)
 #include <cuda_runtime.h>
 
-#include "fit/fit_plan.hpp"
+#include "fit/engine_cuda.hpp"
 #define NANOSCOPY_TEST_FIT_DEVICE_ENTRY 1
 #endif
 #include "support/test_support.hpp"
@@ -98,11 +99,15 @@ TEST_CASE("CUDA fits equal the CPU reference: sizes, shapes, pixel types, both m
   const Shape shapes[] = {{1, 9, 400, 40}, {5, 11, 400, 40},  {7, 7, 400, 40},
                           {9, 9, 400, 40}, {13, 13, 400, 40}, {32, 32, 4000, 1024}};
   const std::int64_t counts[] = {1, 31, 1000, 100000};
-  for (ShapeModel model : {ShapeModel::sampled, ShapeModel::integrated}) {
+  // Every model of the table (fit/model_list.hpp): sampled and integrated today.
+  std::vector<ShapeModel> models;
+  fit_detail::for_each_model([&]<class M>(M) { models.push_back(M::shape); });
+  CHECK(models.size() >= 2);
+  for (ShapeModel model : models) {
     FitSettings st;
     st.model = model;
-    auto cuda = make_fit_backend(gpu, st);
-    auto cpu = make_cpu_fit_backend(st, 0);
+    auto cuda = make_fit_engine(gpu, st);
+    auto cpu = make_cpu_fit_engine(st, 0);
     for (const Shape& shape : shapes) {
       for (std::int64_t count : counts) {
         if (model == ShapeModel::integrated && count == 100000 && shape.w * shape.h > 200) continue;
@@ -136,7 +141,7 @@ TEST_CASE("CUDA: every lanes-per-fit variant, initial guesses, degenerate ROIs")
   SpotRecipe recipe;
   const auto spots = simulate_spots(recipe, 3000, 77);
   FitSettings st;
-  auto cpu = make_cpu_fit_backend(st, 0);
+  auto cpu = make_cpu_fit_engine(st, 0);
   std::vector<FitResult> c(3000);
   cpu->fit(batch_of(spots, true), c);
 
@@ -145,7 +150,7 @@ TEST_CASE("CUDA: every lanes-per-fit variant, initial guesses, degenerate ROIs")
     CAPTURE(lanes);
     cuda::FitPlanOptions options;
     options.lanes_per_fit = lanes;
-    auto backend = cuda::make_cuda_fit_backend(gpu_device().gpus, st, options);
+    auto backend = cuda::make_cuda_fit_engine(gpu_device().gpus, st, options);
     std::vector<FitResult> g(3000);
     backend->fit(batch_of(spots, true), g);
     check_agreement(compare(g, c, "lanes"), "lanes");
@@ -163,7 +168,7 @@ TEST_CASE("CUDA: every lanes-per-fit variant, initial guesses, degenerate ROIs")
   }
 #endif
 
-  auto cuda_backend = make_fit_backend(gpu_device(), st);
+  auto cuda_backend = make_fit_engine(gpu_device(), st);
   // Guesses: the truth, perturbed.
   std::vector<SpotGuess> guesses;
   for (const auto& t : spots.truth)
@@ -273,8 +278,8 @@ TEST_CASE("cuda:all splits a batch over every GPU and gives the single-GPU resul
   Device first = all;
   first.gpus = {all.gpus.front()};
   std::vector<FitResult> split(static_cast<std::size_t>(count)), single(static_cast<std::size_t>(count));
-  make_fit_backend(all, st)->fit(batch_of(spots, true), split);
-  make_fit_backend(first, st)->fit(batch_of(spots, true), single);
+  make_fit_engine(all, st)->fit(batch_of(spots, true), split);
+  make_fit_engine(first, st)->fit(batch_of(spots, true), single);
   std::int64_t identical = 0;
   for (std::int64_t k = 0; k < count; ++k)
     identical += std::memcmp(&split[static_cast<std::size_t>(k)], &single[static_cast<std::size_t>(k)], sizeof(FitResult)) == 0;

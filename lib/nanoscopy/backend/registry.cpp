@@ -6,12 +6,12 @@
 #include "nanoscopy/backend/device.hpp"
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/error.hpp"
-#include "nanoscopy/fit/fit.hpp"
+#include "nanoscopy/fit/engine.hpp"
 #include "nanoscopy/fit/fit_timing.hpp"
 
 #if NANOSCOPY_HAVE_CUDA
 #include "common/device_query.hpp"
-#include "fit/fit_plan.hpp"
+#include "fit/engine_cuda.hpp"
 #include "fit/fit_timing.hpp"
 #endif
 
@@ -45,10 +45,10 @@ int cuda_runtime_version() {
 #endif
 }
 
-std::unique_ptr<FitBackend> make_fit_backend(const Device& device, const FitSettings& settings) {
-  if (device.kind == DeviceKind::cpu) return make_cpu_fit_backend(settings, device.cpu_threads);
+std::unique_ptr<FitEngine> make_fit_engine(const Device& device, const FitSettings& settings) {
+  if (device.kind == DeviceKind::cpu) return make_cpu_fit_engine(settings, device.cpu_threads);
 #if NANOSCOPY_HAVE_CUDA
-  return cuda::make_cuda_fit_backend(device.gpus, settings);
+  return cuda::make_cuda_fit_engine(device.gpus, settings);
 #else
   throw DeviceError("--device", "this build has no CUDA backend");
 #endif

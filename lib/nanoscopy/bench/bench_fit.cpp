@@ -18,7 +18,7 @@
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/progress.hpp"
-#include "nanoscopy/fit/fit.hpp"
+#include "nanoscopy/fit/engine.hpp"
 #include "nanoscopy/fit/fit_timing.hpp"
 #include "nanoscopy/fit/simulate_spots.hpp"
 #include "nanoscopy/io/image_writer.hpp"
@@ -136,7 +136,7 @@ void run_throughput(const FitBenchOptions& o, const std::vector<BenchDevice>& de
     if (d.device.kind == DeviceKind::cpu) order.push_back(&d);
   for (const BenchDevice* dev : order) {
     const bool cpu = dev->device.kind == DeviceKind::cpu;
-    auto backend = make_fit_backend(dev->device, settings);
+    auto backend = make_fit_engine(dev->device, settings);
     for (int size : o.sizes) {
       Pool pool;
       SpotRecipe recipe;
@@ -178,7 +178,7 @@ json accuracy_cell(const BenchDevice& dev, const FitSettings& settings, double s
   recipe.model = settings.model;
   const auto spots = simulate_spots(recipe, n, seed);
   std::vector<FitResult> out(static_cast<std::size_t>(n));
-  make_fit_backend(dev.device, settings)->fit(spots.batch(PixelType::u16), out);
+  make_fit_engine(dev.device, settings)->fit(spots.batch(PixelType::u16), out);
 
   std::vector<double> ex, ey, es, crb_x, crb_x_sd;
   double sigma_rel_bias = 0;

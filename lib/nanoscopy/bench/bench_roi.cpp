@@ -6,7 +6,7 @@
 #include "nanoscopy/backend/device.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
-#include "nanoscopy/fit/fit.hpp"
+#include "nanoscopy/fit/engine.hpp"
 #include "nanoscopy/loc/track/roi_tracker.hpp"
 
 namespace nanoscopy {
@@ -33,7 +33,7 @@ void run_roi_bench(const RoiBenchOptions& o, std::uint64_t seed, std::ostream& o
     Device device = select_device(DeviceRequest::parse(name), true);
     // One thread on the CPU: a stage-control loop owns one core, and thread
     // start-up would dominate a 10-ROI call.
-    auto backend = device.kind == DeviceKind::cpu ? make_cpu_fit_backend(FitSettings{}, 1) : make_fit_backend(device, FitSettings{});
+    auto backend = device.kind == DeviceKind::cpu ? make_cpu_fit_engine(FitSettings{}, 1) : make_fit_engine(device, FitSettings{});
     const auto s = measure_roi_latency(*backend, o.markers, o.size, o.frames, seed);
     out << "| " << backend->name() << " | " << o.markers << " | " << o.size << "x" << o.size << " | " << s.frames << " | "
         << s.p50_us << " | " << s.p99_us << " | " << s.mean_us << " | " << s.max_us << " | " << s.markers_mean << " |\n";

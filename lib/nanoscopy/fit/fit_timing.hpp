@@ -7,7 +7,7 @@
 #include <span>
 
 #include "nanoscopy/backend/device.hpp"
-#include "nanoscopy/fit/fit.hpp"
+#include "nanoscopy/fit/engine.hpp"
 
 namespace nanoscopy {
 

@@ -6,7 +6,7 @@
 #include <random>
 
 #include "nanoscopy/core/error.hpp"
-#include "nanoscopy/fit/gauss_model.hpp"
+#include "nanoscopy/fit/model_list.hpp"
 
 namespace nanoscopy {
 
@@ -40,9 +40,11 @@ SimulatedSpots simulate_spots(const SpotRecipe& recipe, std::int64_t count, std:
                                                       : recipe.signal;
     t.background = bg;
     out.truth[k] = t;
-    const auto am = fit_detail::make_axis_model(recipe.model, t.sigma);
-    for (int c = 0; c < recipe.width; ++c) xs[c] = fit_detail::axis_term(am, c - t.x);
-    for (int r = 0; r < recipe.height; ++r) ys[r] = fit_detail::axis_term(am, r - t.y);
+    fit_detail::dispatch_model(recipe.model, [&]<class M>(M) {
+      const auto am = M::make_axis(t.sigma);
+      for (int c = 0; c < recipe.width; ++c) xs[c] = M::term(am, c - t.x);
+      for (int r = 0; r < recipe.height; ++r) ys[r] = M::term(am, r - t.y);
+    });
     for (int r = 0; r < recipe.height; ++r) {
       for (int c = 0; c < recipe.width; ++c) {
         double v = t.amplitude * xs[c].v * ys[r].v + bg;

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "nanoscopy/fit/fit.hpp"
+#include "nanoscopy/fit/engine.hpp"
 
 namespace nanoscopy {
 

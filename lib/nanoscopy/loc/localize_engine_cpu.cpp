@@ -8,7 +8,7 @@
 #include <span>
 
 #include "nanoscopy/core/error.hpp"
-#include "nanoscopy/fit/fit.hpp"
+#include "nanoscopy/fit/engine.hpp"
 #include "nanoscopy/loc/detect/detect.hpp"
 #include "nanoscopy/loc/detect/engine.hpp"
 
@@ -21,7 +21,7 @@ class CpuLocalizeEngine final : public LocalizeEngine {
       : box_(settings.detect.box),
         regions_(settings.regions),
         detector_(make_cpu_detect_engine(settings.detect, threads)),
-        fitter_(make_cpu_fit_backend(settings.fit, threads)) {
+        fitter_(make_cpu_fit_engine(settings.fit, threads)) {
     validate_detect_settings(settings.detect);
   }
 
@@ -70,7 +70,7 @@ class CpuLocalizeEngine final : public LocalizeEngine {
   int box_;
   std::vector<Region> regions_;
   std::unique_ptr<DetectEngine> detector_;
-  std::unique_ptr<FitBackend> fitter_;
+  std::unique_ptr<FitEngine> fitter_;
   std::vector<float> as_float_;
 };
 

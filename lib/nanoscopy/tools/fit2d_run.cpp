@@ -103,7 +103,7 @@ void run_roi_mode(const Fit2dOptions& options, ToolContext& ctx, StackReader& re
                   const Camera& cam, const FitSettings& fit, int box, const std::string& output, std::ostream& out) {
   const StackInfo& info = reader.info();
   auto rois = parse_roi_file(options.roi_file, info.width, info.height, box);
-  auto backend = make_fit_backend(ctx.device, fit);
+  auto backend = make_fit_engine(ctx.device, fit);
   RoiTracker tracker(std::move(rois), *backend, cam.pixel_size_nm, info.width, info.height);
   auto table = create_csv_writer(output, {{"frame", ColumnType::u32}, {"dx [nm]", ColumnType::f64},
                                           {"dy [nm]", ColumnType::f64}, {"markers", ColumnType::i32},

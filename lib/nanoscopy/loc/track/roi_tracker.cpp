@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "nanoscopy/core/error.hpp"
-#include "nanoscopy/fit/gauss_model.hpp"
+#include "nanoscopy/fit/initial_estimate.hpp"
 
 namespace nanoscopy {
 namespace {
@@ -185,7 +185,7 @@ std::string format_roi_line(const RoiFrameResult& r) {
   return line;
 }
 
-RoiTracker::RoiTracker(MarkerRois rois, FitBackend& backend, double pixel_size_nm, std::int64_t frame_width,
+RoiTracker::RoiTracker(MarkerRois rois, FitEngine& backend, double pixel_size_nm, std::int64_t frame_width,
                        std::int64_t frame_height)
     : set_(std::move(rois)),
       backend_(backend),
@@ -346,7 +346,7 @@ std::vector<std::uint16_t> simulate_marker_frames(const MarkerFramesSettings& m)
   return out;
 }
 
-LatencyStats measure_roi_latency(FitBackend& backend, int markers, int roi_size, std::int64_t frames,
+LatencyStats measure_roi_latency(FitEngine& backend, int markers, int roi_size, std::int64_t frames,
                                  std::uint64_t seed) {
   if (markers < 1 || frames < 1) throw UsageError("bench", "latency needs at least one marker and one frame");
   constexpr std::int64_t kPool = 64, kWarmup = 100;

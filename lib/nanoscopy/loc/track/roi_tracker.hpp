@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "nanoscopy/core/frame_range.hpp"
-#include "nanoscopy/fit/fit.hpp"
+#include "nanoscopy/fit/engine.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 
 namespace nanoscopy {
@@ -71,7 +71,7 @@ class RoiTracker {
  public:
   // `backend` is borrowed and must outlive the tracker. UsageError for an empty
   // set, a ROI outside the frame or a pixel size ≤ 0.
-  RoiTracker(MarkerRois rois, FitBackend& backend, double pixel_size_nm, std::int64_t frame_width,
+  RoiTracker(MarkerRois rois, FitEngine& backend, double pixel_size_nm, std::int64_t frame_width,
              std::int64_t frame_height);
 
   // Fits every ROI in one frame (frame_width × frame_height pixels, row-major)
@@ -93,7 +93,7 @@ class RoiTracker {
   RoiFrameResult run(std::int64_t frame, std::span<const Pixel> pixels, std::vector<Pixel>& cut, PixelType type);
 
   MarkerRois set_;
-  FitBackend& backend_;
+  FitEngine& backend_;
   double pixel_size_nm_;
   std::int64_t frame_width_, frame_height_;
   std::vector<float> cut_f32_;
@@ -141,7 +141,7 @@ struct LatencyStats {
 // markers in ROIs of roi_size × roi_size on a grid in a frame just large
 // enough for them, drifting on a circle of 1 px (a tenth of a pixel per frame),
 // frames cycled from 64 simulated ones. Times in µs (steady_clock).
-LatencyStats measure_roi_latency(FitBackend& backend, int markers = 10, int roi_size = 9, std::int64_t frames = 10000,
+LatencyStats measure_roi_latency(FitEngine& backend, int markers = 10, int roi_size = 9, std::int64_t frames = 10000,
                                  std::uint64_t seed = 1);
 
 }  // namespace nanoscopy

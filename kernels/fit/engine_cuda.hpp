@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "nanoscopy/fit/fit.hpp"
+#include "nanoscopy/fit/engine.hpp"
 
 // Same declaration as the CUDA runtime's, so both may be seen together.
 struct CUstream_st;
@@ -55,9 +55,9 @@ class FitPlan {
   std::unique_ptr<Impl> impl_;
 };
 
-// The CUDA FitBackend over one or several GPUs (cuda:all splits each batch
+// The CUDA FitEngine over one or several GPUs (cuda:all splits each batch
 // evenly and runs the parts concurrently).
-std::unique_ptr<FitBackend> make_cuda_fit_backend(const std::vector<int>& gpus, const FitSettings& settings,
-                                                  const FitPlanOptions& options = {});
+std::unique_ptr<FitEngine> make_cuda_fit_engine(const std::vector<int>& gpus, const FitSettings& settings,
+                                                const FitPlanOptions& options = {});
 
 }  // namespace nanoscopy::cuda

@@ -1,4 +1,4 @@
-#include "fit/fit_plan.hpp"
+#include "fit/engine_cuda.hpp"
 #include "common/parallel_copy.hpp"
 
 #include <cuda_runtime.h>
@@ -239,9 +239,9 @@ void FitPlan::fit(const RoiBatch& batch, std::span<FitResult> out) {
 
 namespace {
 
-class CudaFitBackend final : public FitBackend {
+class CudaFitEngine final : public FitEngine {
  public:
-  CudaFitBackend(const std::vector<int>& gpus, const FitSettings& settings, const FitPlanOptions& options) {
+  CudaFitEngine(const std::vector<int>& gpus, const FitSettings& settings, const FitPlanOptions& options) {
     if (gpus.empty()) throw DeviceError("fit", "no GPU was selected for the CUDA backend");
     for (int g : gpus) plans_.emplace_back(g, settings, options);
   }
@@ -294,9 +294,9 @@ class CudaFitBackend final : public FitBackend {
 
 }  // namespace
 
-std::unique_ptr<FitBackend> make_cuda_fit_backend(const std::vector<int>& gpus, const FitSettings& settings,
-                                                  const FitPlanOptions& options) {
-  return std::make_unique<CudaFitBackend>(gpus, settings, options);
+std::unique_ptr<FitEngine> make_cuda_fit_engine(const std::vector<int>& gpus, const FitSettings& settings,
+                                                const FitPlanOptions& options) {
+  return std::make_unique<CudaFitEngine>(gpus, settings, options);
 }
 
 }  // namespace nanoscopy::cuda

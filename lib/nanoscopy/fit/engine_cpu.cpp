@@ -1,5 +1,6 @@
-// The CPU reference backend: threads over ROIs, one scratch per thread (no
-// allocation per fit), the LM driver and model of gauss_model.hpp.
+// The CPU reference engine: threads over ROIs, one scratch per thread (no
+// allocation per fit), the model picked once per batch from model_list.hpp,
+// the LM driver of lm.hpp and the least-squares estimator of estimators/lsq.hpp.
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -9,8 +10,11 @@
 
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/error.hpp"
-#include "nanoscopy/fit/fit.hpp"
-#include "nanoscopy/fit/gauss_model.hpp"
+#include "nanoscopy/fit/engine.hpp"
+#include "nanoscopy/fit/estimators/lsq.hpp"
+#include "nanoscopy/fit/initial_estimate.hpp"
+#include "nanoscopy/fit/lm.hpp"
+#include "nanoscopy/fit/model_list.hpp"
 
 #if NANOSCOPY_HAVE_OPENMP
 #include <omp.h>
@@ -48,7 +52,9 @@ std::string to_string(FitStatus status) {
 }
 
 std::string to_string(ShapeModel model) {
-  return model == ShapeModel::sampled ? "sampled" : "integrated";
+  std::string name = "unknown";
+  fit_detail::dispatch_model(model, [&]<class M>(M) { name = M::name; });
+  return name;
 }
 
 void RoiBatch::validate() const {
@@ -66,21 +72,23 @@ namespace {
 using namespace fit_detail;
 
 struct Scratch {
-  std::vector<double> g = std::vector<double>(max_roi_pixels);
+  std::vector<real> g = std::vector<real>(max_roi_pixels);
   // Column terms X (v, dc, ds; structure of arrays for the row dot products) and row terms Y.
-  std::vector<double> xv = std::vector<double>(max_roi_pixels), xdc = xv, xds = xv;
-  std::vector<double> yv = xv, ydc = xv, yds = xv;
+  std::vector<real> xv = std::vector<real>(max_roi_pixels), xdc = xv, xds = xv;
+  std::vector<real> yv = xv, ydc = xv, yds = xv;
 };
 
-// Σ g·f and Σ g·∂f row by row: three dot products per row with the column terms.
-NANOSCOPY_FIT_CLONES
-DataSums data_sums(const double* __restrict g, const double* __restrict xv, const double* __restrict xdc,
-                   const double* __restrict xds, const double* yv, const double* ydc, const double* yds, int w, int h) {
+// Σ g·f and Σ g·∂f row by row: three dot products per row with the column terms,
+// gathered into the model's DataSums by its accumulate_row.
+template <class DataSums>
+NANOSCOPY_FIT_CLONES DataSums data_sums(const real* __restrict g, const real* __restrict xv, const real* __restrict xdc,
+                                        const real* __restrict xds, const real* yv, const real* ydc, const real* yds,
+                                        int w, int h) {
   DataSums d;
   clear(d);
   for (int r = 0; r < h; ++r) {
-    const double* row = g + static_cast<std::ptrdiff_t>(r) * w;
-    double gx = 0, gxd = 0, gxs = 0;
+    const real* row = g + static_cast<std::ptrdiff_t>(r) * w;
+    real gx = 0, gxd = 0, gxs = 0;
 #pragma omp simd reduction(+ : gx, gxd, gxs)
     for (int c = 0; c < w; ++c) {
       gx += row[c] * xv[c];
@@ -92,73 +100,58 @@ DataSums data_sums(const double* __restrict g, const double* __restrict xv, cons
   return d;
 }
 
+// The pixel sums of model M at p over the whole ROI, then the estimator.
+template <class M>
 class CpuEvaluator {
  public:
-  CpuEvaluator(Scratch& s, int w, int h, const RoiConstants& k, ShapeModel model)
-      : s_(s), w_(w), h_(h), k_(k), model_(model) {}
+  static constexpr int N = M::n_params;
 
-  static void fill(const AxisModel& am, double centre, int n, double* v, double* dc, double* ds) {
-    if (am.model == ShapeModel::sampled) {
-      sampled_axis_terms(am, centre, n, v, dc, ds);
-      return;
-    }
-    for (int c = 0; c < n; ++c) {
-      const AxisTerm t = axis_term(am, c - centre);
-      v[c] = t.v;
-      dc[c] = t.dc;
-      ds[c] = t.ds;
-    }
-  }
+  CpuEvaluator(Scratch& s, int w, int h, const RoiConstants& k) : s_(s), w_(w), h_(h), k_(k) {}
 
-  bool operator()(const double p[3], Evaluation& e) {
-    const AxisModel am = make_axis_model(model_, p[2]);
-    fill(am, p[0], w_, s_.xv.data(), s_.xdc.data(), s_.xds.data());
-    fill(am, p[1], h_, s_.yv.data(), s_.ydc.data(), s_.yds.data());
+  bool operator()(const real p[N], Evaluation<N>& e) {
+    M::fill_terms(M::make_axis(M::column_width(p)), M::column_centre(p), w_, s_.xv.data(), s_.xdc.data(),
+                  s_.xds.data());
+    M::fill_terms(M::make_axis(M::row_width(p)), M::row_centre(p), h_, s_.yv.data(), s_.ydc.data(), s_.yds.data());
     AxisSums xs, ys;
     clear(xs);
     clear(ys);
     for (int c = 0; c < w_; ++c) accumulate(xs, AxisTerm{s_.xv[c], s_.xdc[c], s_.xds[c]});
     for (int r = 0; r < h_; ++r) accumulate(ys, AxisTerm{s_.yv[r], s_.ydc[r], s_.yds[r]});
-    const DataSums d = data_sums(s_.g.data(), s_.xv.data(), s_.xdc.data(), s_.xds.data(), s_.yv.data(), s_.ydc.data(),
-                                 s_.yds.data(), w_, h_);
-    return assemble(combine(xs, ys, d), k_, e);
+    const auto d = data_sums<typename M::DataSums>(s_.g.data(), s_.xv.data(), s_.xdc.data(), s_.xds.data(),
+                                                   s_.yv.data(), s_.ydc.data(), s_.yds.data(), w_, h_);
+    return lsq_assemble(M::sums(p, xs, ys, d), k_, e);
   }
 
  private:
   Scratch& s_;
   int w_, h_;
   RoiConstants k_;
-  ShapeModel model_;
 };
 
-template <typename Pixel>
+template <class M, typename Pixel>
 FitResult fit_one(const Pixel* pixels, int w, int h, const SpotGuess* guess, const FitSettings& st, Scratch& s) {
   const int n = w * h;
-  for (int i = 0; i < n; ++i) s.g[i] = static_cast<double>(pixels[i]);
+  for (int i = 0; i < n; ++i) s.g[i] = static_cast<real>(pixels[i]);
   InitScan scan = init_scan_identity();
   for (int r = 0; r < h; ++r)
     for (int c = 0; c < w; ++c) init_scan_pixel(scan, s.g.data(), w, h, c, r);
   if (scan.nonfinite > 0 || !(scan.max > scan.min)) return invalid_result();
-  double start[3];
+  real start[M::n_params];
   if (guess) {
-    start[0] = guess->x;
-    start[1] = guess->y;
-    start[2] = guess->sigma;
+    M::from_spot(guess->x, guess->y, guess->sigma, start);
   } else {
-    const double threshold = init_threshold(scan);
+    const real threshold = init_threshold(scan);
     int above = 0;
     for (int i = 0; i < n; ++i) above += s.g[i] > threshold ? 1 : 0;
-    start[0] = scan.best_index % w;
-    start[1] = scan.best_index / w;
-    start[2] = init_sigma(above);
+    M::from_spot(scan.best_index % w, scan.best_index / w, init_sigma(above), start);
   }
-  CpuEvaluator eval(s, w, h, RoiConstants{static_cast<double>(n), scan.sum, scan.sum2}, st.model);
-  return lm_fit(eval, start, w, h, n, st);
+  CpuEvaluator<M> eval(s, w, h, RoiConstants{static_cast<real>(n), scan.sum, scan.sum2});
+  return lm_fit<M>(eval, start, w, h, n, st);
 }
 
-class CpuFitBackend final : public FitBackend {
+class CpuFitEngine final : public FitEngine {
  public:
-  CpuFitBackend(const FitSettings& settings, int threads) : settings_(settings), threads_(threads) {}
+  CpuFitEngine(const FitSettings& settings, int threads) : settings_(settings), threads_(threads) {}
 
   void fit(const RoiBatch& batch, std::span<FitResult> out) override {
     batch.validate();
@@ -166,10 +159,13 @@ class CpuFitBackend final : public FitBackend {
       throw UsageError("fit", "the result buffer holds " + std::to_string(out.size()) + " fits, the batch " +
                                   std::to_string(batch.count));
     if (batch.count == 0) return;
-    if (batch.type == PixelType::u16)
-      run(static_cast<const std::uint16_t*>(batch.pixels), batch, out);
-    else
-      run(static_cast<const float*>(batch.pixels), batch, out);
+    const bool known = dispatch_model(settings_.model, [&]<class M>(M) {
+      if (batch.type == PixelType::u16)
+        run<M>(static_cast<const std::uint16_t*>(batch.pixels), batch, out);
+      else
+        run<M>(static_cast<const float*>(batch.pixels), batch, out);
+    });
+    if (!known) throw UsageError("fit", "the spot model is not one the fitter knows");
   }
 
   std::string name() const override {
@@ -177,22 +173,22 @@ class CpuFitBackend final : public FitBackend {
   }
 
  private:
-  template <typename Pixel>
+  template <class M, typename Pixel>
   void fit_range(const Pixel* pixels, const RoiBatch& b, std::span<FitResult> out, std::int64_t first,
                  std::int64_t last, Scratch& s) const {
     const std::int64_t n = b.roi_pixels();
     for (std::int64_t i = first; i < last; ++i)
-      out[i] = fit_one(pixels + i * n, b.width, b.height, b.initial ? b.initial + i : nullptr, settings_, s);
+      out[i] = fit_one<M>(pixels + i * n, b.width, b.height, b.initial ? b.initial + i : nullptr, settings_, s);
   }
 
-  template <typename Pixel>
+  template <class M, typename Pixel>
   void run(const Pixel* pixels, const RoiBatch& b, std::span<FitResult> out) const {
     constexpr std::int64_t chunk = 256;
     const std::int64_t chunks = (b.count + chunk - 1) / chunk;
     const int threads = static_cast<int>(std::min<std::int64_t>(threads_, chunks));
     if (threads <= 1) {
       Scratch s;
-      fit_range(pixels, b, out, 0, b.count, s);
+      fit_range<M>(pixels, b, out, 0, b.count, s);
       return;
     }
 #if NANOSCOPY_HAVE_OPENMP
@@ -201,7 +197,7 @@ class CpuFitBackend final : public FitBackend {
       Scratch s;
 #pragma omp for schedule(dynamic, 1)
       for (std::int64_t k = 0; k < chunks; ++k)
-        fit_range(pixels, b, out, k * chunk, std::min(b.count, (k + 1) * chunk), s);
+        fit_range<M>(pixels, b, out, k * chunk, std::min(b.count, (k + 1) * chunk), s);
     }
 #else
     std::atomic<std::int64_t> next{0};
@@ -210,7 +206,7 @@ class CpuFitBackend final : public FitBackend {
       pool.emplace_back([&] {
         Scratch s;
         for (std::int64_t k; (k = next.fetch_add(1)) < chunks;)
-          fit_range(pixels, b, out, k * chunk, std::min(b.count, (k + 1) * chunk), s);
+          fit_range<M>(pixels, b, out, k * chunk, std::min(b.count, (k + 1) * chunk), s);
       });
     for (auto& t : pool) t.join();
 #endif
@@ -222,9 +218,9 @@ class CpuFitBackend final : public FitBackend {
 
 }  // namespace
 
-std::unique_ptr<FitBackend> make_cpu_fit_backend(const FitSettings& settings, int threads) {
+std::unique_ptr<FitEngine> make_cpu_fit_engine(const FitSettings& settings, int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return std::make_unique<CpuFitBackend>(settings, threads);
+  return std::make_unique<CpuFitEngine>(settings, threads);
 }
 
 }  // namespace nanoscopy

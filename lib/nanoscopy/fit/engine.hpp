@@ -1,7 +1,9 @@
 // fit2d's engine: implicit-amplitude least-squares fits of 2D Gaussian spots
 // (Leutenegger & Weber). The model h = α·f(x̄, ȳ, σ) + β takes α and β in closed
 // form at every evaluation; Levenberg–Marquardt runs on (x̄, ȳ, σ) only.
-// Backends (CPU, CUDA) share the per-model math in gauss_model.hpp.
+// Engines (CPU, CUDA) share the math written once for host and device: the
+// models (models/*.hpp, listed in model_list.hpp), the estimator
+// (estimators/lsq.hpp), the LM driver (lm.hpp) and the initial estimate.
 #pragma once
 
 #include <cstdint>
@@ -37,19 +39,19 @@ struct RoiBatch {
   void validate() const;
 };
 
-class FitBackend {
+class FitEngine {
  public:
-  virtual ~FitBackend() = default;
+  virtual ~FitEngine() = default;
   // Fits every ROI of the batch; out.size() must equal batch.count (UsageError
   // otherwise). Results are independent of batch size, order and thread count.
   virtual void fit(const RoiBatch& batch, std::span<FitResult> out) = 0;
   virtual std::string name() const = 0;  // "cpu (2 threads)", "cuda:0"
 };
 
-// The CPU reference backend on `threads` threads (≤ 0: all hardware threads).
-std::unique_ptr<FitBackend> make_cpu_fit_backend(const FitSettings& settings, int threads);
+// The CPU reference engine on `threads` threads (≤ 0: all hardware threads).
+std::unique_ptr<FitEngine> make_cpu_fit_engine(const FitSettings& settings, int threads);
 
-// The backend for a selected device (defined in the backend registry).
-std::unique_ptr<FitBackend> make_fit_backend(const Device& device, const FitSettings& settings);
+// The engine for a selected device (defined in the backend registry).
+std::unique_ptr<FitEngine> make_fit_engine(const Device& device, const FitSettings& settings);
 
 }  // namespace nanoscopy

@@ -1,0 +1,137 @@
+// What every separable model shares, f(x, y) = X(x − x̄)·Y(y − ȳ): per-axis
+// terms and their sums, so an evaluation takes width + height exp/erf calls
+// and a few products per pixel; every data-free entry of Sums<N> is a product
+// of a column sum and a row sum, and only Σ g·f, Σ g·∂f need the pixels.
+//
+// Isotropic below is the layout of a model with p = (x̄, ȳ, σ), one σ for both
+// axes: ∂f/∂x̄ = X'·Y, ∂f/∂ȳ = X·Y', ∂f/∂σ = X_σ·Y + X·Y_σ. A model with more
+// parameters (σx, σy; z) writes its own DataSums, accumulate, combine and
+// bounds beside its axis terms, on the same AxisTerm and AxisSums.
+#pragma once
+
+#include "nanoscopy/core/hd.hpp"
+#include "nanoscopy/fit/estimators/lsq.hpp"
+#include "nanoscopy/fit/fit_types.hpp"
+#include "nanoscopy/fit/real.hpp"
+
+namespace nanoscopy::fit_detail {
+
+// One axis' term at one pixel coordinate.
+struct AxisTerm {
+  real v;   // X(u)
+  real dc;  // ∂X/∂(centre)
+  real ds;  // ∂X/∂σ (this axis' width)
+};
+
+// Sums of one axis' terms over its pixels (columns or rows).
+struct AxisSums {
+  real v, dc, ds;         // Σ X, Σ X', Σ X_σ
+  real vv, vdc, vds;      // Σ X², Σ X·X', Σ X·X_σ
+  real dcdc, dcds, dsds;  // Σ X'², Σ X'·X_σ, Σ X_σ²
+};
+
+NANOSCOPY_HD void clear(AxisSums& a) {
+  a.v = a.dc = a.ds = a.vv = a.vdc = a.vds = a.dcdc = a.dcds = a.dsds = 0;
+}
+
+NANOSCOPY_HD void accumulate(AxisSums& a, const AxisTerm& t) {
+  a.v += t.v;
+  a.dc += t.dc;
+  a.ds += t.ds;
+  a.vv += t.v * t.v;
+  a.vdc += t.v * t.dc;
+  a.vds += t.v * t.ds;
+  a.dcdc += t.dc * t.dc;
+  a.dcds += t.dc * t.ds;
+  a.dsds += t.ds * t.ds;
+}
+
+// --------------------------------------------------- isotropic (x̄, ȳ, σ)
+
+// The data sums Σ g·f, Σ g·∂_j f of p = (x̄, ȳ, σ), as an array so a GPU group
+// can reduce them field by field: fg, gd[0], gd[1], gd[2].
+struct IsotropicDataSums {
+  static constexpr int size = 4;
+  real s[size];
+};
+
+NANOSCOPY_HD void clear(IsotropicDataSums& d) {
+  for (int i = 0; i < IsotropicDataSums::size; ++i) d.s[i] = 0;
+}
+
+// One pixel of value g with column term X and row term Y.
+NANOSCOPY_HD void accumulate(IsotropicDataSums& d, real g, const AxisTerm& X, const AxisTerm& Y) {
+  d.s[0] += g * X.v * Y.v;
+  d.s[1] += g * X.dc * Y.v;
+  d.s[2] += g * X.v * Y.dc;
+  d.s[3] += g * (X.ds * Y.v + X.v * Y.ds);
+}
+
+// One row of the ROI given its column-weighted data sums gx = Σ_c g·X, gxd = Σ_c g·X', gxs = Σ_c g·X_σ.
+NANOSCOPY_HD void accumulate_row(IsotropicDataSums& d, real gx, real gxd, real gxs, const AxisTerm& Y) {
+  d.s[0] += gx * Y.v;
+  d.s[1] += gxd * Y.v;
+  d.s[2] += gx * Y.dc;
+  d.s[3] += gxs * Y.v + gx * Y.ds;
+}
+
+// f = X·Y, ∂₀f = X'·Y, ∂₁f = X·Y', ∂₂f = X_σ·Y + X·Y_σ, summed over columns × rows.
+NANOSCOPY_HD Sums<3> combine(const AxisSums& X, const AxisSums& Y, const IsotropicDataSums& D) {
+  Sums<3> s;
+  s.f = X.v * Y.v;
+  s.ff = X.vv * Y.vv;
+  s.fg = D.s[0];
+  s.d[0] = X.dc * Y.v;
+  s.d[1] = X.v * Y.dc;
+  s.d[2] = X.ds * Y.v + X.v * Y.ds;
+  s.fd[0] = X.vdc * Y.vv;
+  s.fd[1] = X.vv * Y.vdc;
+  s.fd[2] = X.vds * Y.vv + X.vv * Y.vds;
+  for (int j = 0; j < 3; ++j) s.gd[j] = D.s[1 + j];
+  s.dd[0] = X.dcdc * Y.vv;
+  s.dd[1] = X.vdc * Y.vdc;
+  s.dd[2] = X.dcds * Y.vv + X.vdc * Y.vds;
+  s.dd[3] = X.vv * Y.dcdc;
+  s.dd[4] = X.vds * Y.vdc + X.vv * Y.dcds;
+  s.dd[5] = X.dsds * Y.vv + real(2) * X.vds * Y.vds + X.vv * Y.dsds;
+  return s;
+}
+
+// The parameter layout p = (x̄, ȳ, σ) with everything but the axis terms; a
+// model derives from it and adds Axis, make_axis, term and fill_terms.
+struct Isotropic {
+  static constexpr int n_params = 3;
+  using DataSums = IsotropicDataSums;
+
+  NANOSCOPY_HD static real column_centre(const real p[3]) { return p[0]; }
+  NANOSCOPY_HD static real row_centre(const real p[3]) { return p[1]; }
+  // The width of the column terms and of the row terms.
+  NANOSCOPY_HD static real column_width(const real p[3]) { return p[2]; }
+  NANOSCOPY_HD static real row_width(const real p[3]) { return p[2]; }
+
+  NANOSCOPY_HD static Sums<3> sums(const real[3], const AxisSums& X, const AxisSums& Y, const DataSums& D) {
+    return combine(X, Y, D);
+  }
+
+  // Centre outside the ROI, or σ outside (min_sigma, max(w, h)]: left_roi.
+  NANOSCOPY_HD static bool outside_roi(const real p[3], int w, int h, real min_sigma) {
+    return !(p[0] >= real(-0.5) && p[0] <= w - real(0.5) && p[1] >= real(-0.5) && p[1] <= h - real(0.5) &&
+             p[2] > min_sigma && p[2] <= (w > h ? w : h));
+  }
+  // A trial step to σ ≤ 0 is not evaluated (it counts as a failed step).
+  NANOSCOPY_HD static bool admissible(const real p[3]) { return p[2] > real(0); }
+
+  // The spot (x, y, σ) of the initial estimate or a SpotGuess as parameters, and back.
+  NANOSCOPY_HD static void from_spot(real x, real y, real sigma, real p[3]) {
+    p[0] = x;
+    p[1] = y;
+    p[2] = sigma;
+  }
+  NANOSCOPY_HD static void to_result(const real p[3], FitResult& r) {
+    r.x = static_cast<float>(p[0]);
+    r.y = static_cast<float>(p[1]);
+    r.sigma = static_cast<float>(p[2]);
+  }
+};
+
+}  // namespace nanoscopy::fit_detail
