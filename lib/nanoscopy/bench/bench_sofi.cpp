@@ -18,9 +18,9 @@
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/sim/blinking.hpp"
 #include "nanoscopy/smre/runner.hpp"
-#include "nanoscopy/sofi/sofi_runner.hpp"
+#include "nanoscopy/sofi/runner.hpp"
 #include "nanoscopy/bench/bench_common.hpp"
-#include "nanoscopy/tools/sofi_run.hpp"
+#include "nanoscopy/sofi/cli.hpp"
 
 namespace nanoscopy {
 namespace {

@@ -1,4 +1,4 @@
-#include "nanoscopy/tools/smre_run.hpp"
+#include "nanoscopy/smre/cli.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -22,7 +22,7 @@
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/smre/runner.hpp"
 #include "nanoscopy/smre/simulate.hpp"
-#include "nanoscopy/tools/smre_parts.hpp"
+#include "nanoscopy/smre/partial.hpp"
 
 namespace nanoscopy {
 
@@ -90,7 +90,7 @@ std::string format_report(const ReportLine& r) {
 
 }  // namespace
 
-void run_smre(const SmreOptions& options, ToolContext& ctx, std::ostream& out) {
+void run_smre_cli(const SmreOptions& options, ToolContext& ctx, std::ostream& out) {
   const Params& p = ctx.params;
   SmreSettings settings = smre_settings_from(p);
   if (!(options.fwhm >= 0))  // not given: 0

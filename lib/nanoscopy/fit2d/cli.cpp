@@ -1,4 +1,4 @@
-#include "nanoscopy/tools/fit2d_run.hpp"
+#include "nanoscopy/fit2d/cli.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -21,8 +21,8 @@
 #include "nanoscopy/loc/roi_tracker.hpp"
 #include "nanoscopy/io/table_writer.hpp"
 #include "nanoscopy/loc/track.hpp"
-#include "nanoscopy/tools/fit2d_output.hpp"
-#include "nanoscopy/tools/fit2d_parts.hpp"
+#include "nanoscopy/fit2d/output.hpp"
+#include "nanoscopy/fit2d/partial.hpp"
 
 namespace nanoscopy {
 namespace {
@@ -176,7 +176,7 @@ void run_partial(const std::string& path, StackReader& reader, FrameRange::Resol
 
 }  // namespace
 
-void run_fit2d(const Fit2dOptions& options, ToolContext& ctx, std::ostream& out) {
+void run_fit2d_cli(const Fit2dOptions& options, ToolContext& ctx, std::ostream& out) {
   const auto start = std::chrono::steady_clock::now();
   if (options.input.empty()) throw UsageError("command line", "no input stack given (see fit2d --help)");
   const Params& p = ctx.params;

@@ -1,4 +1,4 @@
-#include "nanoscopy/tools/frc_run.hpp"
+#include "nanoscopy/frc/cli.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -265,7 +265,7 @@ void write_frc_plot(const std::string& path, const FrcReport& r) {
   write_plot_png(path, spec);
 }
 
-void run_frc(const FrcCliOptions& options, ToolContext& ctx, std::ostream& out) {
+void run_frc_cli(const FrcCliOptions& options, ToolContext& ctx, std::ostream& out) {
   const Params& p = ctx.params;
   const FrcThreshold threshold = parse_frc_threshold(p.get_string("FRC/threshold"));
   const std::string split = p.get_string("Input/split");

@@ -24,6 +24,6 @@ struct SmreOptions {
   std::string partial;        // write --frames A:B as a part file (HDF5) for smre merge
 };
 
-void run_smre(const SmreOptions& options, ToolContext& ctx, std::ostream& out);
+void run_smre_cli(const SmreOptions& options, ToolContext& ctx, std::ostream& out);
 
 }  // namespace nanoscopy

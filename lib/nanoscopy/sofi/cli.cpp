@@ -1,4 +1,4 @@
-#include "nanoscopy/tools/sofi_run.hpp"
+#include "nanoscopy/sofi/cli.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -19,10 +19,10 @@
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/params/tool_schemas.hpp"
-#include "nanoscopy/sofi/sofi_merge.hpp"
-#include "nanoscopy/sofi/sofi_partial.hpp"
-#include "nanoscopy/sofi/sofi_runner.hpp"
-#include "nanoscopy/tools/smre_run.hpp"
+#include "nanoscopy/sofi/merge.hpp"
+#include "nanoscopy/sofi/partial.hpp"
+#include "nanoscopy/sofi/runner.hpp"
+#include "nanoscopy/smre/cli.hpp"
 
 namespace nanoscopy {
 namespace {
