@@ -60,7 +60,7 @@ class BoundedQueue {
 
 }  // namespace
 
-PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range, const Device& device,
+PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range, ChunkLocalizer& localizer,
                                  const PipelineSettings& settings, const LocalizationSink& sink) {
   const auto start = Clock::now();
   const StackInfo& info = reader.info();
@@ -75,9 +75,8 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
   const bool u16 = info.type == PixelType::u16;
   const PixelType chunk_type = u16 ? PixelType::u16 : PixelType::f32;
 
-  auto localizer = make_chunk_localizer(device, settings.detect, settings.fit);
   PipelineSummary summary;
-  summary.device = localizer->name();
+  summary.device = localizer.name();
 
   // Reader thread: up to two chunks ahead; std::nullopt marks the end (or an error).
   BoundedQueue<std::optional<Chunk>> full(2);
@@ -85,7 +84,7 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
   const std::int64_t max_frames = std::max<std::int64_t>(1, std::min(settings.chunk_frames, range.count()));
   for (int i = 0; i < 3; ++i) {
     Chunk c;
-    c.pixels = localizer->allocate_host(
+    c.pixels = localizer.allocate_host(
         static_cast<std::size_t>(max_frames * info.pixels_per_frame()) * bytes_per_pixel(chunk_type));
     spare.push(std::move(c));
   }
@@ -129,7 +128,7 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
     try {
       Chunk& c = *item;
       on_frames(c.first, c.count, [&] {
-        localizer->localize(ChunkPixels{c.pixels.get(), chunk_type, c.first, c.count, width, height}, candidates,
+        localizer.localize(ChunkPixels{c.pixels.get(), chunk_type, c.first, c.count, width, height}, candidates,
                             origins, fits);
       });
       summary.candidates += static_cast<std::int64_t>(candidates.size());

@@ -20,6 +20,7 @@
 #include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
+#include "nanoscopy/params/tool_schemas.hpp"
 #include "nanoscopy/smre/runner.hpp"
 #include "nanoscopy/smre/simulate.hpp"
 #include "nanoscopy/smre/partial.hpp"
@@ -53,6 +54,23 @@ SmreSettings smre_settings_from(const Params& p) {
   s.gamma = p.get_real("method/gamma");
   s.tv_iterations = static_cast<int>(p.get_int("method/tv iterations"));
   return s;
+}
+
+SmreEngineFactory smre_engine_factory(const Device& device) {
+  return [device](const SmreProblem& problem, std::int64_t max_batch) {
+    return make_smre_engine(device, problem, max_batch);
+  };
+}
+
+SmreRunOptions smre_options_from_file(const std::string& path, double psf_scale, bool quiet) {
+  static const Schema schema = smre_schema();
+  const Params p = schema.resolve(load_param_file(path));
+  SmreRunOptions ro;
+  ro.settings = smre_settings_from(p);
+  ro.settings.psf_sigma *= psf_scale;
+  ro.anscombe = p.get_bool("method/anscombe");
+  ro.quiet = quiet;
+  return ro;
 }
 
 namespace {
@@ -136,7 +154,7 @@ void run_smre_cli(const SmreOptions& options, ToolContext& ctx, std::ostream& ou
 
   ro.source = info.path;
   ro.quiet = ctx.quiet || world.rank != 0;
-  SmreRunner runner(info.width, info.height, ro, device_for_rank(ctx.device, world));
+  SmreRunner runner(info.width, info.height, ro, smre_engine_factory(device_for_rank(ctx.device, world)));
   if (options.print_weights) {
     print_weights(out, runner.problem());
     return;

@@ -18,7 +18,6 @@
 #include "nanoscopy/io/hdf5_images.hpp"
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
-#include "nanoscopy/params/tool_schemas.hpp"
 #include "nanoscopy/sofi/merge.hpp"
 #include "nanoscopy/sofi/partial.hpp"
 #include "nanoscopy/sofi/runner.hpp"
@@ -60,7 +59,8 @@ void apply_post_smre(const std::string& prm, const SofiPlan& plan, SofiImages& i
   for (std::size_t i = 0; i < plan.planes.size(); ++i) {
     auto ro = smre_options_from_file(prm, post_smre_psf_scale(plan.planes[i]), true);
     ro.source = "sofi " + plan.labels[i];
-    SmreRunner runner(plan.plane_width(static_cast<int>(i)), plan.plane_height(static_cast<int>(i)), ro, device);
+    SmreRunner runner(plan.plane_width(static_cast<int>(i)), plan.plane_height(static_cast<int>(i)), ro,
+                      smre_engine_factory(device));
     const auto outcome = runner.run(images.planes[i], 0);
     if (!quiet)
       out << "  post-SMRE of " << plan.labels[i] << ": " << outcome.front().iterations << " iterations"
@@ -169,17 +169,6 @@ SofiPlanOptions sofi_plan_options_from(const Params& p) {
   return o;
 }
 
-SmreRunOptions smre_options_from_file(const std::string& path, double psf_scale, bool quiet) {
-  static const Schema schema = smre_schema();
-  const Params p = schema.resolve(load_param_file(path));
-  SmreRunOptions ro;
-  ro.settings = smre_settings_from(p);
-  ro.settings.psf_sigma *= psf_scale;
-  ro.anscombe = p.get_bool("method/anscombe");
-  ro.quiet = quiet;
-  return ro;
-}
-
 void run_sofi_cli(const SofiCliOptions& options, ToolContext& ctx, std::ostream& out) {
   const Params& p = ctx.params;
   if (options.input.empty()) throw UsageError("command line", "no input stack given (see sofi --help)");
@@ -201,7 +190,7 @@ void run_sofi_cli(const SofiCliOptions& options, ToolContext& ctx, std::ostream&
   if (!pre.empty()) {
     auto ro = smre_options_from_file(pre, 1.0, true);
     ro.source = info.path;
-    pre_runner = std::make_unique<SmreRunner>(info.width, info.height, ro, device);
+    pre_runner = std::make_unique<SmreRunner>(info.width, info.height, ro, smre_engine_factory(device));
     filter = [&](std::span<float> frames, std::int64_t count, std::int64_t first) {
       pre_runner->run(frames.subspan(0, static_cast<std::size_t>(count * info.pixels_per_frame())), first);
     };
