@@ -11,7 +11,7 @@
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/params/params.hpp"
 #include "nanoscopy/params/tool_schemas.hpp"
-#include "nanoscopy/tools/schemas.hpp"
+#include "nanoscopy/params/tool_schemas.hpp"
 #include "support/test_support.hpp"
 
 using namespace nanoscopy;

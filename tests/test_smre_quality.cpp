@@ -10,6 +10,7 @@
 
 #include "nanoscopy/backend/device.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
+#include "nanoscopy/smre/cli.hpp"
 #include "nanoscopy/smre/runner.hpp"
 #include "nanoscopy/smre/simulate.hpp"
 #include "support/test_support.hpp"
@@ -48,7 +49,7 @@ TEST_CASE("camera.png, sigma_PSF 4 px, noise 3 and 10: ICD (tv) restores it clos
     o.settings.max_iterations = iterations;
     o.settings.report_interval = 100;
     o.quiet = true;
-    SmreRunner runner(w, h, o, cpu);
+    SmreRunner runner(w, h, o, smre_engine_factory(cpu));
     double last_ratio = 0;
     runner.on_report = [&](const ReportLine& r) { last_ratio = r.max_ratio; };
     auto x = measured;

@@ -11,8 +11,8 @@
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/sofi/cumulant_math.hpp"
-#include "nanoscopy/sofi/sofi_merge.hpp"
-#include "nanoscopy/sofi/sofi_runner.hpp"
+#include "nanoscopy/sofi/merge.hpp"
+#include "nanoscopy/sofi/runner.hpp"
 
 using namespace nanoscopy;
 

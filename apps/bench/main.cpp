@@ -11,7 +11,7 @@
 #include "nanoscopy/bench/bench_roi.hpp"
 #include "nanoscopy/bench/bench_smre.hpp"
 #include "nanoscopy/bench/bench_sofi.hpp"
-#include "nanoscopy/tools/schemas.hpp"
+#include "nanoscopy/params/tool_schemas.hpp"
 #include "nanoscopy/bench/simulate_cli.hpp"
 
 int main(int argc, char** argv) {

@@ -2,9 +2,9 @@
 #include <iostream>
 
 #include "nanoscopy/cli/tool_app.hpp"
-#include "nanoscopy/tools/fit2d_parts.hpp"
-#include "nanoscopy/tools/fit2d_run.hpp"
-#include "nanoscopy/tools/schemas.hpp"
+#include "nanoscopy/fit2d/partial.hpp"
+#include "nanoscopy/fit2d/cli.hpp"
+#include "nanoscopy/params/tool_schemas.hpp"
 
 int main(int argc, char** argv) {
   using namespace nanoscopy;
@@ -68,6 +68,6 @@ int main(int argc, char** argv) {
   app.add_frames_command();
   return app.run(argc, argv, [&](ToolContext& ctx) {
     if (*merge_cmd) return run_fit2d_merge(merge, ctx, std::cout);
-    run_fit2d(o, ctx, std::cout);
+    run_fit2d_cli(o, ctx, std::cout);
   });
 }

@@ -2,8 +2,8 @@
 #include <iostream>
 
 #include "nanoscopy/cli/tool_app.hpp"
-#include "nanoscopy/tools/frc_run.hpp"
-#include "nanoscopy/tools/schemas.hpp"
+#include "nanoscopy/frc/cli.hpp"
+#include "nanoscopy/params/tool_schemas.hpp"
 
 int main(int argc, char** argv) {
   using namespace nanoscopy;
@@ -54,5 +54,5 @@ int main(int argc, char** argv) {
       "  frc a.tif b.tif --threshold 2sigma --device cuda  k-sigma threshold (as in the SMRE paper), on the GPU\n"
       "Thresholds: 1/7 (default), half-bit, <k>sigma (2sigma, 3sigma), or a number in (0, 1).\n"
       "Resolution 'not reached': the FRC stays above the threshold up to Nyquist; 2 px is reported.");
-  return app.run(argc, argv, [&](ToolContext& ctx) { run_frc(options, ctx, std::cout); });
+  return app.run(argc, argv, [&](ToolContext& ctx) { run_frc_cli(options, ctx, std::cout); });
 }

@@ -3,8 +3,8 @@
 
 #include "nanoscopy/cli/tool_app.hpp"
 #include "nanoscopy/params/tool_schemas.hpp"
-#include "nanoscopy/tools/smre_parts.hpp"
-#include "nanoscopy/tools/smre_run.hpp"
+#include "nanoscopy/smre/partial.hpp"
+#include "nanoscopy/smre/cli.hpp"
 
 int main(int argc, char** argv) {
   using namespace nanoscopy;
@@ -75,6 +75,6 @@ int main(int argc, char** argv) {
   app.add_frames_command();
   return app.run(argc, argv, [&](ToolContext& ctx) {
     if (*merge_cmd) return run_smre_merge(merge, ctx, std::cout);
-    run_smre(options, ctx, std::cout);
+    run_smre_cli(options, ctx, std::cout);
   });
 }

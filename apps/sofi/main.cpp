@@ -2,8 +2,8 @@
 #include <iostream>
 
 #include "nanoscopy/cli/tool_app.hpp"
-#include "nanoscopy/tools/schemas.hpp"
-#include "nanoscopy/tools/sofi_run.hpp"
+#include "nanoscopy/params/tool_schemas.hpp"
+#include "nanoscopy/sofi/cli.hpp"
 
 int main(int argc, char** argv) {
   using namespace nanoscopy;

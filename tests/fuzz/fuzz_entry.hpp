@@ -30,10 +30,10 @@
 #include "nanoscopy/loc/formats/loc_formats.hpp"
 #include "nanoscopy/params/params.hpp"
 #include "nanoscopy/params/tool_schemas.hpp"
-#include "nanoscopy/sofi/sofi_partial.hpp"
-#include "nanoscopy/tools/fit2d_parts.hpp"
-#include "nanoscopy/tools/schemas.hpp"
-#include "nanoscopy/tools/smre_parts.hpp"
+#include "nanoscopy/sofi/partial.hpp"
+#include "nanoscopy/fit2d/partial.hpp"
+#include "nanoscopy/params/tool_schemas.hpp"
+#include "nanoscopy/smre/partial.hpp"
 
 namespace nanoscopy::fuzz {
 

@@ -26,11 +26,11 @@
 #include "nanoscopy/loc/formats/loc_formats.hpp"
 #include "nanoscopy/params/tool_schemas.hpp"
 #include "nanoscopy/sim/movie.hpp"
-#include "nanoscopy/sofi/sofi_partial.hpp"
+#include "nanoscopy/sofi/partial.hpp"
 #include "nanoscopy/sofi/sofi_plan.hpp"
-#include "nanoscopy/tools/fit2d_parts.hpp"
-#include "nanoscopy/tools/schemas.hpp"
-#include "nanoscopy/tools/smre_parts.hpp"
+#include "nanoscopy/fit2d/partial.hpp"
+#include "nanoscopy/params/tool_schemas.hpp"
+#include "nanoscopy/smre/partial.hpp"
 
 namespace {
 

@@ -201,8 +201,9 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
     const fs::path output = tree.path / ("locs_" + std::to_string(doc["cells"].size()) + ".hdf5");
     const auto t0 = Clock::now();
     auto writer = create_localization_writer(output.string(), "", wctx);
+    auto pipeline_localizer = make_localize_engine(dev.device, LocalizeSettings{settings.detect, settings.fit, settings.regions});
     const PipelineSummary summary =
-        run_localization(*reader, FrameRange::Resolved{0, info.frames}, dev.device, settings,
+        run_localization(*reader, FrameRange::Resolved{0, info.frames}, *pipeline_localizer, settings,
                          [&](std::span<const Localization> locs) { writer->append(locs); });
     writer->finish();
     const double pipeline_s = seconds_since(t0);

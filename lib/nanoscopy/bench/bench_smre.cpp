@@ -14,6 +14,7 @@
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
+#include "nanoscopy/smre/cli.hpp"
 #include "nanoscopy/smre/runner.hpp"
 #include "nanoscopy/smre/simulate.hpp"
 #include "nanoscopy/bench/bench_common.hpp"
@@ -212,7 +213,7 @@ json quality_table(const SmreBenchOptions& o, const BenchDevice& dev, const Test
       ro.settings.noise_sigma = noise;
       ro.settings.max_iterations = o.quality_iterations;
       ro.quiet = quiet;
-      SmreRunner runner(truth.width, truth.height, ro, dev.device);
+      SmreRunner runner(truth.width, truth.height, ro, smre_engine_factory(dev.device));
       auto x = measured;
       const auto t0 = std::chrono::steady_clock::now();
       const auto outcome = runner.run(x, 0);
@@ -252,7 +253,7 @@ json stack_throughput(const SmreBenchOptions& o, const BenchDevice& dev, const T
   ro.settings.max_iterations = 100;
   ro.max_batch = o.stack_frames;
   ro.quiet = quiet;
-  SmreRunner runner(edge, edge, ro, dev.device);
+  SmreRunner runner(edge, edge, ro, smre_engine_factory(dev.device));
   const auto t0 = std::chrono::steady_clock::now();
   runner.run(stack, 0);
   const double secs = seconds_since(t0);

@@ -18,10 +18,11 @@
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/sim/blinking.hpp"
+#include "nanoscopy/smre/cli.hpp"
 #include "nanoscopy/smre/runner.hpp"
-#include "nanoscopy/sofi/sofi_runner.hpp"
+#include "nanoscopy/sofi/runner.hpp"
 #include "nanoscopy/bench/bench_common.hpp"
-#include "nanoscopy/tools/sofi_run.hpp"
+#include "nanoscopy/sofi/cli.hpp"
 
 namespace nanoscopy {
 namespace {
@@ -77,7 +78,7 @@ void smre_every_frame(const std::string& in_path, const std::string& out_path, c
                       const Device& device, bool quiet) {
   auto reader = open_stack(in_path);
   const StackInfo info = reader->info();
-  SmreRunner runner(info.width, info.height, ro, device);
+  SmreRunner runner(info.width, info.height, ro, smre_engine_factory(device));
   ImageMeta meta;
   meta.width = info.width, meta.height = info.height, meta.frames = info.frames, meta.type = PixelType::f32;
   auto writer = create_image_writer(out_path, meta);
@@ -175,7 +176,7 @@ json quality(const SofiBenchOptions& o, const BenchDevice& dev, const fs::path& 
   fs::remove(restored);
 
   t = clock_type::now();
-  SmreRunner post(n, n, smre_options(o, 1.0 / std::sqrt(2.0)), dev.device);
+  SmreRunner post(n, n, smre_options(o, 1.0 / std::sqrt(2.0)), smre_engine_factory(dev.device));
   auto post_full = sofi_full, post_even = sofi_even, post_odd = sofi_odd;
   post.run(post_full.planes[0], 0);
   post.run(post_even.planes[0], 0);

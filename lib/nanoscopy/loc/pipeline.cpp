@@ -18,7 +18,7 @@ using Clock = std::chrono::steady_clock;
 
 }  // namespace
 
-PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range, const Device& device,
+PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range, LocalizeEngine& localizer,
                                  const PipelineSettings& settings, const LocalizationSink& sink) {
   const auto start = Clock::now();
   const StackInfo& info = reader.info();
@@ -33,9 +33,8 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
   const bool u16 = info.type == PixelType::u16;
   const PixelType chunk_type = u16 ? PixelType::u16 : PixelType::f32;
 
-  auto localizer = make_localize_engine(device, LocalizeSettings{settings.detect, settings.fit, settings.regions});
   PipelineSummary summary;
-  summary.device = localizer->name();
+  summary.device = localizer.name();
 
   // Frames as read: the raw uint16 pixels when the stack is uint16 (the
   // localizer filters them as float and fits uint16 ROIs), else float32; in the
@@ -44,7 +43,7 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
   FrameSourceOptions source_options;
   source_options.type = chunk_type;
   source_options.prefetch = 2;
-  source_options.allocate = [&](std::size_t bytes) { return localizer->allocate_host(bytes); };
+  source_options.allocate = [&](std::size_t bytes) { return localizer.allocate_host(bytes); };
   FrameSource source(reader, range, settings.chunk_frames, std::move(source_options));
 
   Progress progress("fit2d " + info.path, range.count(), settings.quiet);
@@ -57,7 +56,7 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
   while (source.next(c)) {
     std::int64_t detected = 0;
     on_frames(c.first, c.count, [&] {
-      detected = localizer->localize(ChunkPixels{c.pixels, c.type, c.first, c.count, width, height}, candidates,
+      detected = localizer.localize(ChunkPixels{c.pixels, c.type, c.first, c.count, width, height}, candidates,
                                      origins, fits);
     });
     // Every candidate detected, those outside the regions (dropped before fitting) included.

@@ -9,11 +9,11 @@
 #include <span>
 #include <string>
 
-#include "nanoscopy/backend/device.hpp"
 #include "nanoscopy/core/camera.hpp"
 #include "nanoscopy/core/frame_range.hpp"
 #include "nanoscopy/fit/fit_types.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
+#include "nanoscopy/loc/localize_engine.hpp"
 #include "nanoscopy/loc/convert.hpp"
 #include "nanoscopy/loc/detect/detect.hpp"
 #include "nanoscopy/loc/localization.hpp"
@@ -45,7 +45,9 @@ struct PipelineSummary {
 // Accepted localizations of one chunk, in frame order.
 using LocalizationSink = std::function<void(std::span<const Localization>)>;
 
-PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range, const Device& device,
+// `localizer` is the detect-cut-fit engine the caller built (make_localize_engine,
+// with settings.detect and settings.fit): the pipeline never picks a device itself.
+PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range, LocalizeEngine& localizer,
                                  const PipelineSettings& settings, const LocalizationSink& sink);
 
 }  // namespace nanoscopy

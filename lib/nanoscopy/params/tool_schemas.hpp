@@ -1,5 +1,6 @@
-// Schemas that mirror a published parameter listing. The other tools' schemas
-// live in nanoscopy/tools/schemas.hpp.
+// Each tool's parameters (type, default, range, doc): what --print-params
+// prints and what --params files are checked against. smre's (tool_schemas.cpp)
+// mirrors the paper's listing; the other tools' are in cli_schemas.cpp.
 #pragma once
 
 #include "nanoscopy/params/params.hpp"
@@ -18,5 +19,10 @@ namespace nanoscopy {
 // real data: simulate false, output image <input>_smre.tif, report interval 10.
 // Lengths are in pixels; intensities in the image's units.
 Schema smre_schema();
+
+const Schema& fit2d_schema();
+const Schema& sofi_schema();
+const Schema& frc_schema();
+const Schema& bench_schema();
 
 }  // namespace nanoscopy

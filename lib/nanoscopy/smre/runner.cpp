@@ -63,7 +63,8 @@ void check_frame_values(std::span<const float> frame, const std::string& where, 
 
 }  // namespace
 
-SmreRunner::SmreRunner(std::int64_t width, std::int64_t height, const SmreRunOptions& options, const Device& device)
+SmreRunner::SmreRunner(std::int64_t width, std::int64_t height, const SmreRunOptions& options,
+                       const SmreEngineFactory& make_engine)
     : options_(options) {
   validate(width, height, options.settings);
   padding_ = smre_padding(width, height, options.settings.psf_sigma);
@@ -75,7 +76,7 @@ SmreRunner::SmreRunner(std::int64_t width, std::int64_t height, const SmreRunOpt
   w.use_cache = options.weight_cache;
   w.quiet = options.quiet;
   problem_ = make_smre_problem(padding_.padded_width, padding_.padded_height, options.settings, w);
-  engine_ = make_smre_engine(device, problem_, options.max_batch);
+  engine_ = make_engine(problem_, options.max_batch);
 }
 
 SmreRunner::~SmreRunner() = default;

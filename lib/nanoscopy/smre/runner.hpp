@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "nanoscopy/backend/device.hpp"
 #include "nanoscopy/smre/engine.hpp"
 #include "nanoscopy/smre/psf.hpp"
 
@@ -44,12 +43,20 @@ struct ReportLine {
   double max_ratio = 0;  // max_s c_s sum eps^2 / sigma^2 (<= 1: every constraint met)
 };
 
+// Builds the engine for the runner's padded problem. The caller picks the device
+// (the tools go through the backend registry, smre_engine_factory in smre/cli.hpp),
+// so the runner never reaches up into backend/; the problem is only known once the
+// runner has padded the frame, hence a factory rather than an engine.
+using SmreEngineFactory =
+    std::function<std::unique_ptr<SmreEngine>(const SmreProblem& problem, std::int64_t max_batch)>;
+
 class SmreRunner {
  public:
   // Validates the settings against a width x height frame (UsageError: sigma <= 0,
-  // a PSF wider than the image, MRdepth larger than the image) and computes the
-  // weights (Monte Carlo ones cached on disk).
-  SmreRunner(std::int64_t width, std::int64_t height, const SmreRunOptions& options, const Device& device);
+  // a PSF wider than the image, MRdepth larger than the image), computes the
+  // weights (Monte Carlo ones cached on disk) and builds the engine with `make_engine`.
+  SmreRunner(std::int64_t width, std::int64_t height, const SmreRunOptions& options,
+             const SmreEngineFactory& make_engine);
   ~SmreRunner();
 
   const SmreProblem& problem() const { return problem_; }

@@ -3,7 +3,7 @@
 // (kernels/sofi) keeps the block's sums and the plane sums on the GPU and
 // overlaps the upload of the next chunk with the work on the current one.
 //
-// A run walks blocks of frames (sofi_runner.hpp). For each block:
+// A run walks blocks of frames (runner.hpp). For each block:
 //   start_block(K)                      K = the block's first frame (float32)
 //   repeat: buf = input_buffer(); read frames into buf; accumulate(chunk)
 //   finish_block(frames, tuples)        the block's cumulants -> plane sums

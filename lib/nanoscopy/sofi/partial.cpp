@@ -1,4 +1,4 @@
-#include "nanoscopy/sofi/sofi_partial.hpp"
+#include "nanoscopy/sofi/partial.hpp"
 
 #include <algorithm>
 #include <array>
@@ -11,7 +11,7 @@
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/hdf5_util.hpp"
-#include "nanoscopy/sofi/sofi_merge.hpp"
+#include "nanoscopy/sofi/merge.hpp"
 
 namespace nanoscopy {
 namespace {

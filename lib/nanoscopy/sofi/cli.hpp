@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "nanoscopy/cli/tool_app.hpp"
-#include "nanoscopy/smre/runner.hpp"
 #include "nanoscopy/sofi/sofi_plan.hpp"
 
 namespace nanoscopy {
@@ -26,10 +25,6 @@ struct SofiMergeOptions {
 
 // The plan options the parameters say (SOFI/orders, lags, cross, moments, psf sigma).
 SofiPlanOptions sofi_plan_options_from(const Params& p);
-
-// SMRE settings from a parameter file of smre's schema (params/smre.prm).
-// `psf_scale` multiplies the PSF sigma (SOFI images have narrower PSFs).
-SmreRunOptions smre_options_from_file(const std::string& path, double psf_scale, bool quiet);
 
 void run_sofi_cli(const SofiCliOptions& options, ToolContext& ctx, std::ostream& out);
 void run_sofi_merge(const SofiMergeOptions& options, ToolContext& ctx, std::ostream& out);

@@ -1,4 +1,4 @@
-#include "nanoscopy/tools/schemas.hpp"
+#include "nanoscopy/params/tool_schemas.hpp"
 
 namespace nanoscopy {
 namespace {

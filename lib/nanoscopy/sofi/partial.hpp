@@ -16,7 +16,7 @@
 #include <string>
 
 #include "nanoscopy/sofi/sofi_plan.hpp"
-#include "nanoscopy/sofi/sofi_runner.hpp"
+#include "nanoscopy/sofi/runner.hpp"
 
 namespace nanoscopy {
 

@@ -1,4 +1,4 @@
-#include "nanoscopy/sofi/sofi_runner.hpp"
+#include "nanoscopy/sofi/runner.hpp"
 
 #include <algorithm>
 

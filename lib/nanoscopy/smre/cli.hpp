@@ -8,12 +8,21 @@
 #include <string>
 
 #include "nanoscopy/cli/tool_app.hpp"
+#include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/smre/runner.hpp"
 #include "nanoscopy/smre/smre_settings.hpp"
 
 namespace nanoscopy {
 
 // The solver settings the parameters (the paper's listing plus "method/...") say.
 SmreSettings smre_settings_from(const Params& p);
+
+// SMRE settings from a parameter file of smre's schema (params/smre.prm).
+// `psf_scale` multiplies the PSF sigma (SOFI images have narrower PSFs).
+SmreRunOptions smre_options_from_file(const std::string& path, double psf_scale, bool quiet);
+
+// The runner's engine on `device`, through the backend registry (make_smre_engine).
+SmreEngineFactory smre_engine_factory(const Device& device);
 
 struct SmreOptions {
   std::string input;          // "" = input data/image
@@ -24,6 +33,6 @@ struct SmreOptions {
   std::string partial;        // write --frames A:B as a part file (HDF5) for smre merge
 };
 
-void run_smre(const SmreOptions& options, ToolContext& ctx, std::ostream& out);
+void run_smre_cli(const SmreOptions& options, ToolContext& ctx, std::ostream& out);
 
 }  // namespace nanoscopy

@@ -21,6 +21,6 @@ struct Fit2dOptions {
 
 // Prints the run's summary (frames, localizations, median precision, time,
 // device, files) to `out`.
-void run_fit2d(const Fit2dOptions& options, ToolContext& ctx, std::ostream& out);
+void run_fit2d_cli(const Fit2dOptions& options, ToolContext& ctx, std::ostream& out);
 
 }  // namespace nanoscopy

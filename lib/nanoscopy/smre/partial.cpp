@@ -1,4 +1,4 @@
-#include "nanoscopy/tools/smre_parts.hpp"
+#include "nanoscopy/smre/partial.hpp"
 
 #include <algorithm>
 #include <chrono>

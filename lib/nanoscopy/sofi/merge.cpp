@@ -1,4 +1,4 @@
-#include "nanoscopy/sofi/sofi_merge.hpp"
+#include "nanoscopy/sofi/merge.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "nanoscopy/tools/fit2d_output.hpp"
+#include "nanoscopy/fit2d/output.hpp"
 
 #include <algorithm>
 #include <iomanip>

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "nanoscopy/sofi/sofi_runner.hpp"
+#include "nanoscopy/sofi/runner.hpp"
 
 namespace nanoscopy {
 

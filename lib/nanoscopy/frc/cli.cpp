@@ -1,4 +1,4 @@
-#include "nanoscopy/tools/frc_run.hpp"
+#include "nanoscopy/frc/cli.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -266,9 +266,11 @@ void write_frc_plot(const std::string& path, const FrcReport& r) {
   write_plot_png(path, spec);
 }
 
-void run_frc(const FrcCliOptions& options, ToolContext& ctx, std::ostream& out) {
+namespace {
+
+// The two images the run compares: two files, a stack split in two, or localizations split by time blocks.
+ImagePair pick_images(const FrcCliOptions& options, ToolContext& ctx, FrcReport& report) {
   const Params& p = ctx.params;
-  const FrcThreshold threshold = parse_frc_threshold(p.get_string("FRC/threshold"));
   const std::string split = p.get_string("Input/split");
   const bool page_given = p.source("Input/page").file != "default";
   const auto& in = options.inputs;
@@ -276,40 +278,30 @@ void run_frc(const FrcCliOptions& options, ToolContext& ctx, std::ostream& out) 
   if (in.size() > 2)
     throw UsageError("command line", "give two images, or one stack or localization file (got " +
                                          std::to_string(in.size()) + " inputs)");
-
-  FrcReport report;
   report.inputs = in;
-  ImagePair pair;
   if (in.size() == 2) {
     if (split != "none") throw UsageError("--split", "splits one stack; with two images leave it out");
-    pair = read_two_images(in[0], in[1], p.get_int("Input/page"), report);
-  } else if (split != "none") {
-    if (page_given) throw UsageError("--page", "picks a page in two-image mode; --split uses the frames (--frames)");
-    pair = split_stack(in[0], split, ctx.frames, p.get_int("Input/chunk frames"), report);
-  } else if (looks_like_localizations(in[0])) {
-    pair = render_localizations(in[0], p, ctx.frames, report);
-  } else {
-    throw UsageError("command line",
-                     "one image stack needs --split odd-even|halves (or give two images: frc A.tif B.tif)");
+    return read_two_images(in[0], in[1], p.get_int("Input/page"), report);
   }
-  const double given = p.get_real("FRC/pixel size");
-  if (given > 0 && report.mode != "localizations") report.pixel_size_nm = given;
+  if (split != "none") {
+    if (page_given) throw UsageError("--page", "picks a page in two-image mode; --split uses the frames (--frames)");
+    return split_stack(in[0], split, ctx.frames, p.get_int("Input/chunk frames"), report);
+  }
+  if (looks_like_localizations(in[0])) return render_localizations(in[0], p, ctx.frames, report);
+  throw UsageError("command line", "one image stack needs --split odd-even|halves (or give two images: frc A.tif B.tif)");
+}
 
-  FrcGeometry g;
-  g.width = pair.width;
-  g.height = pair.height;
-  g.tukey_fraction = p.get_real("FRC/tukey fraction");
-  auto backend = make_frc_engine(ctx.device, g);
-  report.backend = backend->name();
-  report.result = compute_frc(*backend, pair.a, pair.b, threshold);
-
-  // Outputs first (each atomic), then the summary.
+// Outputs first (each atomic), then the summary.
+void write_outputs(const FrcCliOptions& options, const FrcReport& report) {
   OutputGroup outputs;  // the JSON, the curve and the plot appear together
   if (!options.json.empty()) write_file_atomically(options.json, frc_json(report));
   if (!options.curve.empty()) write_file_atomically(options.curve, frc_curve_csv(report));
   if (!options.plot.empty()) write_frc_plot(options.plot, report);
   outputs.commit();
+}
 
+void print_summary(std::ostream& out, const FrcCliOptions& options, const FrcReport& report) {
+  const auto& in = options.inputs;
   const FrcResult& f = report.result;
   const FrcCrossing& c = f.crossing;
   out << "frc: " << in[0] << (in.size() == 2 ? " vs " + in[1] : "") << " (" << report.mode << ": " << report.detail
@@ -335,6 +327,27 @@ void run_frc(const FrcCliOptions& options, ToolContext& ctx, std::ostream& out) 
   out << "\n";
   for (const std::string* o : {&options.json, &options.curve, &options.plot})
     if (!o->empty()) out << "  wrote " << *o << "\n";
+}
+
+}  // namespace
+
+void run_frc_cli(const FrcCliOptions& options, ToolContext& ctx, std::ostream& out) {
+  const Params& p = ctx.params;
+  const FrcThreshold threshold = parse_frc_threshold(p.get_string("FRC/threshold"));
+  FrcReport report;
+  const ImagePair pair = pick_images(options, ctx, report);
+  const double given = p.get_real("FRC/pixel size");
+  if (given > 0 && report.mode != "localizations") report.pixel_size_nm = given;
+
+  FrcGeometry g;
+  g.width = pair.width;
+  g.height = pair.height;
+  g.tukey_fraction = p.get_real("FRC/tukey fraction");
+  auto backend = make_frc_engine(ctx.device, g);
+  report.backend = backend->name();
+  report.result = compute_frc(*backend, pair.a, pair.b, threshold);
+  write_outputs(options, report);
+  print_summary(out, options, report);
 }
 
 }  // namespace nanoscopy

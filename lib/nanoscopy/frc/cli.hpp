@@ -33,7 +33,7 @@ struct FrcReport {
 // The resolution in nm, or 0 when the pixel size is unknown or there is no crossing.
 double resolution_nm(const FrcReport& report);
 
-void run_frc(const FrcCliOptions& options, ToolContext& ctx, std::ostream& out);
+void run_frc_cli(const FrcCliOptions& options, ToolContext& ctx, std::ostream& out);
 
 // The outputs (exposed for tests).
 std::string frc_json(const FrcReport& report);

@@ -1,4 +1,4 @@
-#include "nanoscopy/tools/fit2d_parts.hpp"
+#include "nanoscopy/fit2d/partial.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -9,7 +9,7 @@
 
 #include "nanoscopy/cluster/part_file.hpp"
 #include "nanoscopy/core/error.hpp"
-#include "nanoscopy/tools/fit2d_output.hpp"
+#include "nanoscopy/fit2d/output.hpp"
 
 namespace nanoscopy {
 namespace {

@@ -1,4 +1,4 @@
-#include "nanoscopy/tools/stack_scan.hpp"
+#include "nanoscopy/io/stack_scan.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -1,0 +1,111 @@
+#include "nanoscopy/fit2d/settings.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "nanoscopy/cluster/fingerprint.hpp"
+#include "nanoscopy/core/error.hpp"
+#include "nanoscopy/loc/detect/detect.hpp"
+
+namespace nanoscopy {
+namespace {
+
+FitSettings fit_settings(const Params& p) {
+  FitSettings s;
+  s.max_iterations = static_cast<int>(p.get_int("Fit/max iterations"));
+  s.max_error = p.get_real("Fit/max error");
+  s.min_delta = p.get_real("Fit/min delta");
+  s.min_step = p.get_real("Fit/min step");
+  s.model = p.get_string("Fit/model") == "sampled" ? ShapeModel::sampled : ShapeModel::integrated;
+  return s;
+}
+
+// "movie.tif" or "movie.tif, movie.yaml": where the movie's own values come from.
+std::string movie_files(const StackInfo& info) {
+  return info.metadata_path.empty() ? info.path : info.path + ", " + info.metadata_path;
+}
+
+// The movie's own camera (its metadata .yaml: Baseline, Sensitivity, Gain, Qe;
+// the pixel size from the image file or that .yaml) wins over the defaults, but
+// not over a value the user set. `from_movie` lists the keys taken from the movie.
+Camera camera(const Params& p, const StackInfo& info, std::vector<std::string>& from_movie) {
+  const auto value = [&](const char* key) {
+    const std::string path = std::string("Camera/") + key;
+    double v = p.get_real(path);
+    if (p.source(path).file != "default") return v;
+    if (std::string(key) == "Pixelsize") {
+      if (info.pixel_size_nm > 0) from_movie.push_back(key);
+      return info.pixel_size_nm > 0 ? info.pixel_size_nm : v;
+    }
+    if (const auto m = info.metadata_number(key)) {
+      from_movie.push_back(key);
+      v = *m;
+    }
+    return v;
+  };
+  Camera c;
+  c.baseline = value("Baseline");
+  c.sensitivity = value("Sensitivity");
+  c.em_gain = value("Gain");
+  c.qe = value("Qe");
+  c.pixel_size_nm = value("Pixelsize");
+  c.validate(from_movie.empty() ? p.source("Camera/Gain").describe() : movie_files(info));
+  return c;
+}
+
+// Every parameter in effect, flattened "Section/key" -> value, for the YAML.
+std::vector<std::pair<std::string, std::string>> provenance(const Params& p, const std::string& input) {
+  std::vector<std::pair<std::string, std::string>> out{{"Input file", input}};
+  const nlohmann::json values = p.to_json();
+  for (const auto& spec : p.schema().specs()) {
+    const nlohmann::json* node = &values;
+    std::string rest = spec.path;
+    for (auto slash = rest.find('/'); slash != std::string::npos; slash = rest.find('/')) {
+      node = &node->at(rest.substr(0, slash));
+      rest = rest.substr(slash + 1);
+    }
+    const auto& leaf = node->at(rest);
+    out.emplace_back(spec.path, leaf.is_string() ? leaf.get<std::string>() : leaf.dump());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string fit2d_parameter_fingerprint(const Params& p, const Camera& camera, const std::string& regions_file) {
+  Fnv f;
+  for (const auto& [key, value] : provenance(p, ""))
+    for (const char* section : {"Camera/", "Detection/", "Fit/", "Filter/"})
+      if (key.rfind(section, 0) == 0) f.add(key + "=" + value + ";");
+  f.add(camera.pixel_size_nm);
+  f.add(file_fingerprint(regions_file));
+  return f.hex();
+}
+
+Fit2dSetup fit2d_setup(const Params& p, const StackInfo& info, const std::string& regions_file, bool quiet) {
+  Fit2dSetup setup;
+  setup.movie_files = movie_files(info);
+  PipelineSettings& settings = setup.settings;
+  settings.detect.box = static_cast<int>(p.get_int("Detection/box"));
+  settings.detect.threshold = p.get_real("Detection/threshold");
+  validate_detect_settings(settings.detect, p.source("Detection/box").describe());
+  settings.fit = fit_settings(p);
+  settings.camera = camera(p, info, setup.camera_from_movie);
+  settings.filter = {p.get_real("Filter/min sigma"), p.get_real("Filter/max sigma"), p.get_real("Filter/min photons"),
+                     p.get_real("Filter/max precision")};
+  settings.chunk_frames = p.get_int("Input/chunk frames");
+  if (!regions_file.empty()) settings.regions = parse_regions(regions_file, info.width, info.height);
+  settings.quiet = quiet;
+  return setup;
+}
+
+LocWriterContext fit2d_writer_context(const Params& p, const StackInfo& info, const Camera& camera) {
+  LocWriterContext wctx = writer_context(info, camera);
+  wctx.fit_diagnostics = p.get_bool("Output/fit diagnostics");
+  // The camera in effect is written once, under Picasso's names (Pixelsize, Baseline, ...): the
+  // Camera/ parameters are left out of the provenance so the two never disagree.
+  for (auto& entry : provenance(p, info.path))
+    if (entry.first.rfind("Camera/", 0) != 0) wctx.parameters.push_back(std::move(entry));
+  return wctx;
+}
+
+}  // namespace nanoscopy

@@ -1,0 +1,71 @@
+#include "nanoscopy/sofi/cli.hpp"
+
+#include <sstream>
+
+#include "nanoscopy/cluster/frame_job.hpp"
+#include "nanoscopy/core/error.hpp"
+#include "nanoscopy/io/stack_reader.hpp"
+#include "nanoscopy/sofi/cumulant_job.hpp"
+#include "nanoscopy/sofi/output.hpp"
+#include "nanoscopy/sofi/partial.hpp"
+
+namespace nanoscopy {
+namespace {
+
+std::vector<int> parse_int_list(const std::string& text, const std::string& option) {
+  std::vector<int> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    std::size_t used = 0;
+    int value = 0;
+    try {
+      value = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size())
+      throw UsageError(option, "expected comma-separated whole numbers such as 2,3,4 (got '" + text + "')");
+    out.push_back(value);
+  }
+  return out;
+}
+
+}  // namespace
+
+SofiPlanOptions sofi_plan_options_from(const Params& p) {
+  SofiPlanOptions o;
+  o.orders = parse_int_list(p.get_string("SOFI/orders"), "--orders");
+  const std::string lags = p.get_string("SOFI/lags");
+  if (!lags.empty()) o.lags = parse_int_list(lags, "--lags");
+  o.cross = p.get_bool("SOFI/cross");
+  o.moments = p.get_bool("SOFI/moments");
+  o.psf_sigma = p.get_real("SOFI/psf sigma");
+  return o;
+}
+
+void run_sofi_cli(const SofiCliOptions& options, ToolContext& ctx, std::ostream& out) {
+  if (options.input.empty()) throw UsageError("command line", "no input stack given (see sofi --help)");
+  const SofiPlanOptions plan_options = sofi_plan_options_from(ctx.params);
+  auto reader = open_stack(options.input);
+  const StackInfo info = reader->info();
+  const auto range = ctx.frames.resolve(info.frames, info.path);
+  const SofiPlan plan = make_sofi_plan(info.width, info.height, plan_options);
+  const FrameJob job = make_frame_job(range, options.partial, ctx.device);
+  SofiCumulantJob run(options, ctx, job, *reader, plan, plan_options, out);
+  run_frame_job(job, run.hooks());
+}
+
+void run_sofi_merge(const SofiMergeOptions& options, ToolContext& ctx, std::ostream& out) {
+  if (options.output.empty()) throw UsageError("sofi merge", "give the output image with -o OUT.tif");
+  check_sofi_output(options.output, true);
+  const SofiPartial merged = merge_sofi_partials(options.parts, sofi_threads());
+  const SofiPlan plan = make_sofi_plan(merged.width, merged.height, merged.options);
+  SofiImages images = finish_images(plan, merged.acc.finished);
+  apply_post_smre(ctx.params.get_string("SOFI/post smre"), plan, images, ctx.device, ctx.quiet, out);
+  const auto files = write_sofi_images(options.output, plan, images, merged.pixel_size_nm);
+  if (!ctx.quiet)
+    out << "sofi merge: " << options.parts.size() << " parts, " << merged.sequence.count << " frames of "
+        << merged.stack_name << " in " << images.blocks << " blocks -> " << file_list(files) << "\n";
+}
+
+}  // namespace nanoscopy

@@ -1,0 +1,219 @@
+#include "nanoscopy/sofi/cumulant_job.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <iomanip>
+#include <ostream>
+#include <thread>
+
+#include "nanoscopy/cluster/fingerprint.hpp"
+#include "nanoscopy/core/atomic_file.hpp"
+#include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/sibling_path.hpp"
+#include "nanoscopy/smre/cli.hpp"
+#include "nanoscopy/sofi/merge.hpp"
+#include "nanoscopy/sofi/output.hpp"
+#include "nanoscopy/sofi/partial.hpp"
+
+namespace nanoscopy {
+namespace {
+
+std::vector<SequenceJob> sequences_for(const std::string& split, FrameRange::Resolved range) {
+  const std::int64_t n = range.count();
+  std::vector<SequenceJob> jobs{{"", {range.first, 1, n}}};
+  if (split == "odd-even") {
+    jobs.push_back({"_even", {range.first, 2, (n + 1) / 2}});
+    jobs.push_back({"_odd", {range.first + 1, 2, n / 2}});
+  } else if (split == "halves") {
+    jobs.push_back({"_first", {range.first, 1, n / 2}});
+    jobs.push_back({"_second", {range.first + n / 2, 1, n - n / 2}});
+  }
+  return jobs;
+}
+
+}  // namespace
+
+int sofi_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+SofiCumulantJob::SofiCumulantJob(const SofiCliOptions& options, ToolContext& ctx, const FrameJob& job,
+                                 StackReader& reader, const SofiPlan& plan, const SofiPlanOptions& plan_options,
+                                 std::ostream& out)
+    : options_(options), ctx_(ctx), job_(job), reader_(reader), info_(reader.info()), plan_(plan),
+      plan_options_(plan_options), out_(out) {
+  const Params& p = ctx.params;
+  block_ = p.get_int("SOFI/block");
+  chunk_ = p.get_int("Input/chunk frames");
+  pre_ = p.get_string("SOFI/pre smre");
+  post_ = p.get_string("SOFI/post smre");
+  split_ = p.get_string("SOFI/split");
+  pixel_size_ = p.get_real("Output/pixel size") > 0 ? p.get_real("Output/pixel size") : info_.pixel_size_nm;
+  make_filter();
+  // The GPU engine outruns one reading thread: read each chunk with four.
+  if (job.device.kind == DeviceKind::cuda && !filter_)
+    for (int i = 0; i < 3; ++i) extra_.push_back(open_stack(options.input));
+  start_ = std::chrono::steady_clock::now();
+  check_outputs();
+}
+
+FrameJobHooks<SofiResults> SofiCumulantJob::hooks() {
+  FrameJobHooks<SofiResults> h;
+  h.process = [this](const FrameJob&) { return process(); };
+  h.write_part = [this](SofiResults& r) { write_part(r.front()); };
+  h.pack = [](const SofiResults& r) { return pack_accumulation(r.front().acc); };
+  h.merge = [this](SofiResults&& mine, const std::vector<std::vector<double>>& all) {
+    return merge(std::move(mine), all);
+  };
+  h.write_output = [this](SofiResults& r) { job_.mpi() ? write_merged(r.front()) : write_images(r); };
+  return h;
+}
+
+// --pre-smre: every frame restored by SMRE before it is accumulated.
+void SofiCumulantJob::make_filter() {
+  if (pre_.empty()) return;
+  auto ro = smre_options_from_file(pre_, 1.0, true);
+  ro.source = info_.path;
+  pre_runner_ = std::make_unique<SmreRunner>(info_.width, info_.height, ro, smre_engine_factory(job_.device));
+  filter_ = [this](std::span<float> frames, std::int64_t count, std::int64_t first) {
+    pre_runner_->run(frames.subspan(0, static_cast<std::size_t>(count * info_.pixels_per_frame())), first);
+  };
+}
+
+void SofiCumulantJob::check_outputs() {
+  if (job_.part()) {
+    if (split_ != "none") throw UsageError("--partial", "partial sums cannot be split (--split); merge first");
+    if (!post_.empty()) throw UsageError("--partial", "--post-smre applies to the merged image: give it to sofi merge");
+    check_sofi_output(options_.partial, false);
+    return;
+  }
+  output_ = options_.output.empty() ? sibling_path(info_.path, "_sofi.tif") : options_.output;
+  check_sofi_output(output_, true);
+  if (job_.mpi() && split_ != "none") throw UsageError("mpirun", "--split runs in one process; start it without mpirun");
+}
+
+SofiRunInput SofiCumulantJob::input_for(FrameSequence sequence, std::int64_t begin, std::int64_t end,
+                                      std::string label) const {
+  SofiRunInput in;
+  in.reader = &reader_;
+  for (auto& r : extra_) in.extra_readers.push_back(r.get());
+  in.sequence = sequence;
+  in.begin = begin;
+  in.end = end;
+  in.block = block_;
+  in.filter = filter_;
+  in.quiet = ctx_.quiet;
+  in.progress_label = std::move(label);
+  return in;
+}
+
+SequenceResult SofiCumulantJob::run(const SequenceJob& job, std::int64_t begin, std::int64_t end,
+                                  std::string label) const {
+  const auto t0 = std::chrono::steady_clock::now();
+  SequenceResult r{job, {}, {}, 0};
+  auto engine = make_sofi_engine(job_.device, plan_, chunk_ + plan_.max_lag);
+  r.acc = run_sofi(plan_, *engine, input_for(job.sequence, begin, end, std::move(label)));
+  r.engine = engine->name();
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+// A part sums frames A:B of the whole stack; a rank its share of the range (as
+// one sequence, so rank 0 completes the blocks cut between ranks); one process
+// the range, and with --split its halves too.
+SofiResults SofiCumulantJob::process() const {
+  const FrameRange::Resolved range = job_.range;
+  if (job_.part()) return {run({"", {0, 1, info_.frames}}, range.first, range.last, "sofi partial")};
+  if (job_.mpi()) {
+    const auto mine = job_.mine();
+    return {run({"", {range.first, 1, range.count()}}, mine.first - range.first, mine.last - range.first,
+                "sofi rank " + std::to_string(job_.world.rank))};
+  }
+  SofiResults results;
+  for (const auto& job : sequences_for(split_, range))
+    results.push_back(run(job, 0, job.sequence.count, "sofi" + job.suffix));
+  return results;
+}
+
+void SofiCumulantJob::write_part(SequenceResult& r) const {
+  const FrameRange::Resolved range = job_.range;
+  SofiPartial part;
+  part.acc = std::move(r.acc);
+  part.stack_fingerprint = stack_fingerprint(reader_);
+  Fnv params;
+  params.add(plan_.describe());
+  params.add(block_);
+  params.add(file_fingerprint(pre_));
+  part.parameter_fingerprint = params.hex();
+  part.stack_name = std::filesystem::path(info_.path).filename().string();
+  part.options = plan_options_;
+  part.sequence = r.job.sequence;
+  part.begin = range.first;
+  part.end = range.last;
+  part.block = block_;
+  part.width = info_.width;
+  part.height = info_.height;
+  part.pixel_size_nm = pixel_size_;
+  write_sofi_partial(options_.partial, part);
+  if (!ctx_.quiet)
+    out_ << "sofi: partial sums of frames " << range.first << ":" << range.last << " of " << info_.path << " ("
+         << part.acc.finished.blocks << " whole blocks, " << part.acc.open.size() << " cut at the range edges) -> "
+         << options_.partial << " in " << std::fixed << std::setprecision(2) << seconds() << " s\n";
+}
+
+// Rank 0: every rank's sums added, the blocks cut between ranks completed.
+SofiResults SofiCumulantJob::merge(SofiResults&& mine, const std::vector<std::vector<double>>& all) const {
+  SequenceResult total = std::move(mine.front());
+  total.acc = SofiAccumulation{};
+  total.acc.finished.reset(plan_);
+  for (std::size_t r = 0; r < all.size(); ++r)
+    merge_accumulation(total.acc, unpack_accumulation(plan_, all[r]), rank_name(static_cast<int>(r)));
+  close_open_blocks(plan_, SofiBlocks{job_.range.count(), block_}, total.acc, "mpirun", sofi_threads());
+  return {std::move(total)};
+}
+
+void SofiCumulantJob::write_merged(const SequenceResult& r) const {
+  SofiImages images = finish_images(plan_, r.acc.finished);
+  apply_post_smre(post_, plan_, images, job_.device, ctx_.quiet, out_);
+  const auto files = write_sofi_images(output_, plan_, images, pixel_size_);
+  if (!ctx_.quiet)
+    out_ << "sofi: " << job_.range.count() << " frames of " << info_.path << " on " << job_.world.size
+         << " MPI ranks in " << images.blocks << " blocks -> " << file_list(files) << " (" << std::fixed
+         << std::setprecision(2) << seconds() << " s)\n";
+}
+
+// One process: the image, and with --split both halves' images, appearing together or none of them.
+void SofiCumulantJob::write_images(const SofiResults& results) const {
+  OutputGroup outputs;
+  for (const auto& r : results) {
+    const auto t0 = std::chrono::steady_clock::now();
+    SofiImages images = finish_images(plan_, r.acc.finished);
+    apply_post_smre(post_, plan_, images, job_.device, ctx_.quiet, out_);
+    const std::string path = r.job.suffix.empty()
+                                 ? output_
+                                 : sibling_path(output_, r.job.suffix +
+                                                             std::filesystem::path(output_).extension().string());
+    const auto files = write_sofi_images(path, plan_, images, pixel_size_);
+    const double t = r.seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!ctx_.quiet) print_image_summary(r, images, files, t);
+  }
+  outputs.commit();
+}
+
+void SofiCumulantJob::print_image_summary(const SequenceResult& r, const SofiImages& images,
+                                        const std::vector<std::string>& files, double t) const {
+  const FrameSequence& sequence = r.job.sequence;
+  out_ << "sofi: " << sequence.count << " frames of " << info_.width << "x" << info_.height << " (" << info_.path;
+  if (sequence.step == 2) out_ << ", every 2nd frame from " << sequence.first;
+  out_ << ") in " << images.blocks << " blocks of " << block_ << (pre_.empty() ? "" : ", SMRE on every frame first")
+       << ", " << r.engine << "\n";
+  for (const auto& label : plan_.labels) out_ << "  " << label << "\n";
+  out_ << "  -> " << file_list(files) << " (" << std::fixed << std::setprecision(2) << t << " s, "
+       << std::setprecision(0) << static_cast<double>(sequence.count) / t << " frames/s)\n";
+}
+
+double SofiCumulantJob::seconds() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+SofiCumulantJob::~SofiCumulantJob() = default;
+
+}  // namespace nanoscopy

@@ -1,0 +1,33 @@
+// Where sofi's images go, for a run, rank 0 of mpirun and sofi merge alike: the
+// optional SMRE of each cumulant image (--post-smre), then the planes and the mean
+// as float32 TIFF pages or HDF5 datasets.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/sofi/runner.hpp"
+#include "nanoscopy/sofi/sofi_plan.hpp"
+
+namespace nanoscopy {
+
+// --post-smre PRM (nothing when `prm` is ""): restores each plane in place with
+// SMRE, its PSF sigma the camera's / sqrt(order) on the plane's own grid.
+void apply_post_smre(const std::string& prm, const SofiPlan& plan, SofiImages& images, const Device& device,
+                     bool quiet, std::ostream& out);
+
+// Writes the planes and the mean (one file, or one per order and the mean, all
+// appearing together); returns the files written.
+std::vector<std::string> write_sofi_images(const std::string& path, const SofiPlan& plan, const SofiImages& images,
+                                           double pixel_size_nm);
+
+// Before any work: a wrong extension or a missing directory is found in a second,
+// not after the run. `image`: an image (.tif/.tiff/.h5/.hdf5), else partial sums (.h5).
+void check_sofi_output(const std::string& path, bool image);
+
+// "a.tif, b.tif": the files written, for the summary.
+std::string file_list(const std::vector<std::string>& files);
+
+}  // namespace nanoscopy
