@@ -11,6 +11,6 @@ endif()
 if(NANOSCOPY_SANITIZE)
   target_compile_options(nanoscopy_warnings INTERFACE
     $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer>)
-  # The apps and tests link through nanoscopy::core, whose PUBLIC link carries this.
+  # The apps and tests link through nanoscopy::base, whose PUBLIC link carries this.
   target_link_options(nanoscopy_warnings INTERFACE -fsanitize=address,undefined -fno-sanitize-recover=undefined)
 endif()

@@ -12,7 +12,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/backend/registry.hpp"
+#include "nanoscopy/core/device.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/fit/engine.hpp"
 #include "nanoscopy/fit/estimators/lsq.hpp"

@@ -15,7 +15,7 @@
 
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/frame_source.hpp"
-#include "nanoscopy/sofi/sofi_runner.hpp"
+#include "nanoscopy/sofi/runner.hpp"
 
 using namespace nanoscopy;
 
@@ -183,9 +183,9 @@ TEST_CASE("sofi through the frame reader: extra readers and odd/even sequences g
   // A uint16 stack of 6x5 frames whose values vary in time and space.
   const std::int64_t frames = 120;
   CountingStack main(frames, 6, 5), a(frames, 6, 5), b(frames, 6, 5), c(frames, 6, 5);
-  SofiPlanOptions options;
+  SofiProblemOptions options;
   options.orders = {2, 3};
-  const SofiPlan plan = make_sofi_plan(6, 5, options);
+  const SofiProblem plan = make_sofi_problem(6, 5, options);
   for (const std::int64_t step : {1, 2}) {
     CAPTURE(step);
     auto run = [&](std::vector<StackReader*> extra) {

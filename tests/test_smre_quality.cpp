@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/core/device.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/smre/cli.hpp"
 #include "nanoscopy/smre/runner.hpp"

@@ -38,13 +38,13 @@ class MemoryStack final : public StackReader {
 };
 
 struct Run {
-  SofiPlan plan;
+  SofiProblem plan;
   SofiAccumulation acc;
 };
 
-Run run(MemoryStack& stack, const SofiPlanOptions& options, std::int64_t block, std::int64_t chunk = 64,
+Run run(MemoryStack& stack, const SofiProblemOptions& options, std::int64_t block, std::int64_t chunk = 64,
         std::int64_t begin = 0, std::int64_t end = -1) {
-  Run r{make_sofi_plan(stack.info().width, stack.info().height, options), {}};
+  Run r{make_sofi_problem(stack.info().width, stack.info().height, options), {}};
   auto engine = make_cpu_sofi_engine(r.plan, chunk + r.plan.max_lag, 2);
   SofiRunInput in;
   in.reader = &stack;
@@ -100,7 +100,7 @@ double brute_cumulant(const std::vector<std::vector<double>>& x) {
 
 TEST_CASE("joint_cumulant: pysofi golden values for the series 0, 0, 0, 5, 5") {
   MemoryStack stack(1, 1, {0, 0, 0, 5, 5});
-  SofiPlanOptions o;
+  SofiProblemOptions o;
   o.orders = {2, 3, 4};
   o.lags = {0, 0, 0, 0};
   o.allow_repeated_lags = true;
@@ -147,7 +147,7 @@ TEST_CASE("orders 2-6 with distinct lags equal brute-force joint cumulants on ra
   std::vector<float> px(static_cast<std::size_t>(w * h * frames));
   for (auto& v : px) v = static_cast<float>(100 + gamma(rng));
   MemoryStack stack(w, h, px);
-  SofiPlanOptions o;
+  SofiProblemOptions o;
   o.orders = {2, 3, 4, 5, 6};
   o.lags = {0, 2, 3, 7, 8, 11};
   const std::int64_t block = 120;
@@ -194,7 +194,7 @@ TEST_CASE("a single blinking emitter follows the emitter model w_n(rho)") {
       for (std::int64_t x = 0; x < w; ++x) px[static_cast<std::size_t>(t * w * h + y * w + x)] = s ? static_cast<float>(eps * psf(x, y)) : 0.0f;
   }
   MemoryStack stack(w, h, px);
-  SofiPlanOptions o;
+  SofiProblemOptions o;
   o.orders = {2, 3, 4, 5, 6};
   o.lags = {0, 0, 0, 0, 0, 0};
   o.allow_repeated_lags = true;
@@ -222,12 +222,12 @@ TEST_CASE("Poisson noise alone: zero-lag cumulants equal lambda, lagged ones van
   std::vector<float> px(static_cast<std::size_t>(w * h * frames));
   for (auto& v : px) v = static_cast<float>(poisson(rng));
   MemoryStack stack(w, h, px);
-  SofiPlanOptions zero;
+  SofiProblemOptions zero;
   zero.orders = {2, 3};
   zero.lags = {0, 0, 0};
   zero.allow_repeated_lags = true;
   auto z = images(run(stack, zero, 6000, 1000));
-  SofiPlanOptions lagged;
+  SofiProblemOptions lagged;
   lagged.orders = {2, 3, 4};
   auto l = images(run(stack, lagged, 6000, 1000));
   for (std::int64_t p = 0; p < w * h; ++p) {
@@ -271,7 +271,7 @@ double max_rel_diff(const SofiImages& a, const SofiImages& b) {
 TEST_CASE("the result does not depend on the chunking, and partial runs merge to the same image in any order") {
   const std::int64_t w = 9, h = 7, frames = 1030, block = 200;  // 5 blocks, the last of 230
   MemoryStack stack(w, h, random_blinking(w, h, frames, 5));
-  SofiPlanOptions o;
+  SofiProblemOptions o;
   o.orders = {2, 3, 4, 5, 6};
   const auto whole = run(stack, o, block, 500);
   const auto ref = images(whole);
@@ -319,7 +319,7 @@ TEST_CASE("cross-cumulants of one blinking emitter sit on the finer grid with th
         px[static_cast<std::size_t>(t * w * h + y * w + x)] = s ? static_cast<float>(eps * psf(static_cast<double>(x), static_cast<double>(y))) : 0.0f;
   }
   MemoryStack stack(w, h, px);
-  SofiPlanOptions o;
+  SofiProblemOptions o;
   o.orders = {2, 3};
   o.cross = true;
   o.psf_sigma = sigma;
@@ -344,25 +344,25 @@ TEST_CASE("cross-cumulants of one blinking emitter sit on the finer grid with th
 }
 
 TEST_CASE("plan validation: orders, lags, blocks") {
-  SofiPlanOptions o;
+  SofiProblemOptions o;
   o.orders = {9};
-  CHECK_THROWS_AS(make_sofi_plan(8, 8, o), UsageError);
+  CHECK_THROWS_AS(make_sofi_problem(8, 8, o), UsageError);
   o.orders = {1};
-  CHECK_THROWS_AS(make_sofi_plan(8, 8, o), UsageError);
+  CHECK_THROWS_AS(make_sofi_problem(8, 8, o), UsageError);
   o.orders = {2, 3};
   o.lags = {0, 1, 1};
-  CHECK_THROWS_AS(make_sofi_plan(8, 8, o), UsageError);
+  CHECK_THROWS_AS(make_sofi_problem(8, 8, o), UsageError);
   o.lags = {0, 1};
-  CHECK_THROWS_AS(make_sofi_plan(8, 8, o), UsageError);  // order 3 needs 3 lags
+  CHECK_THROWS_AS(make_sofi_problem(8, 8, o), UsageError);  // order 3 needs 3 lags
   o.lags = {};
   o.cross = true;
   o.orders = {5};
-  CHECK_THROWS_AS(make_sofi_plan(8, 8, o), UsageError);
+  CHECK_THROWS_AS(make_sofi_problem(8, 8, o), UsageError);
   CHECK_THROWS_AS(check_blocks(SofiBlocks{100, 500}, 3, "s.tif"), InputError);
   CHECK_THROWS_AS(check_blocks(SofiBlocks{1000, 3}, 3, "s.tif"), UsageError);
   // default lags and term sharing: orders 2..4 need the 15 non-empty subsets of 4 lags
-  SofiPlanOptions d;
-  const auto plan = make_sofi_plan(8, 8, d);
+  SofiProblemOptions d;
+  const auto plan = make_sofi_problem(8, 8, d);
   CHECK(plan.terms.size() == 15);
   CHECK(plan.max_lag == 3);
 }

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/core/device.hpp"
 
 namespace nanoscopy::cuda {
 

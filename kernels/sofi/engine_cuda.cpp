@@ -42,7 +42,7 @@ std::string gb(double bytes) {
 // The auto path applies when every variable sits at (0, 0), their lags are a
 // permutation of 0..nv-1 and the terms are all 2^nv - 1 subsets of them
 // (auto-cumulants with the default lags): fills term_of_mask and returns nv.
-int auto_path(const SofiPlan& plan, int term_of_mask[kSofiMaxSubsets]) {
+int auto_path(const SofiProblem& plan, int term_of_mask[kSofiMaxSubsets]) {
   const int nv = static_cast<int>(plan.variables.size());
   if (nv < 2 || nv > kSofiMaxOrder || plan.max_lag != nv - 1) return 0;
   if (plan.terms.size() != static_cast<std::size_t>((1 << nv) - 1)) return 0;
@@ -75,7 +75,7 @@ struct DevicePlanArrays {
   DeviceBuffer<unsigned char> planes;  // byte copies of SofiPlane (plain data)
   SofiDevicePlan view;
 
-  explicit DevicePlanArrays(const SofiPlan& plan)
+  explicit DevicePlanArrays(const SofiProblem& plan)
       : variables(plan.variables.size()),
         terms(plan.terms.size()),
         combos(plan.combos.size()),
@@ -104,7 +104,7 @@ struct DevicePlanArrays {
 };
 
 // Device bytes of the sums (independent of the chunk size).
-double sum_bytes(const SofiPlan& plan) {
+double sum_bytes(const SofiProblem& plan) {
   const double p = static_cast<double>(plan.pixels());
   double bytes = p * (sizeof(float) + 2 * sizeof(double)) + p * static_cast<double>(plan.terms.size()) * sizeof(double);
   for (std::size_t i = 0; i < plan.planes.size(); ++i)
@@ -138,7 +138,7 @@ struct State {
   std::array<Event, 2> uploaded{Event(cudaEventDisableTiming), Event(cudaEventDisableTiming)};
   std::array<Event, 2> consumed{Event(cudaEventDisableTiming), Event(cudaEventDisableTiming)};
 
-  State(const SofiPlan& p, std::int64_t chunk) : plan(p) {
+  State(const SofiProblem& p, std::int64_t chunk) : plan(p) {
     const auto n = static_cast<std::size_t>(p.pixels());
     shift = DeviceBuffer<float>(n);
     frame_sum = DeviceBuffer<double>(n);
@@ -156,7 +156,7 @@ struct State {
 
 class CudaSofiEngine final : public SofiEngine {
  public:
-  CudaSofiEngine(int gpu, const SofiPlan& plan, std::int64_t chunk_frames) : gpu_(gpu), plan_(plan) {
+  CudaSofiEngine(int gpu, const SofiProblem& plan, std::int64_t chunk_frames) : gpu_(gpu), plan_(plan) {
     if (plan_.pixels() <= 0) throw UsageError("sofi", "empty frame");
     DeviceGuard guard(gpu_);
     cudaDeviceProp prop{};
@@ -307,7 +307,7 @@ class CudaSofiEngine final : public SofiEngine {
 
  private:
   int gpu_;
-  SofiPlan plan_;
+  SofiProblem plan_;
   std::string name_;
   int multiprocessors_ = 1;
   std::int64_t chunk_ = 0;
@@ -319,11 +319,11 @@ class CudaSofiEngine final : public SofiEngine {
 
 }  // namespace
 
-std::unique_ptr<SofiEngine> make_cuda_sofi_engine(int gpu, const SofiPlan& plan, std::int64_t chunk_frames) {
+std::unique_ptr<SofiEngine> make_cuda_sofi_engine(int gpu, const SofiProblem& plan, std::int64_t chunk_frames) {
   return std::make_unique<CudaSofiEngine>(gpu, plan, chunk_frames);
 }
 
-double time_device_resident_sofi(int gpu, const SofiPlan& plan, std::int64_t frames, int repeats,
+double time_device_resident_sofi(int gpu, const SofiProblem& plan, std::int64_t frames, int repeats,
                                  std::int64_t* bytes_moved) {
   if (frames <= plan.max_lag) throw UsageError("sofi", "the timing needs more frames than the largest lag");
   DeviceGuard guard(gpu);

@@ -15,7 +15,7 @@ namespace nanoscopy::cuda {
 // DeviceError when the sums do not fit in the device's free memory.
 // Capacity: chunk_frames, fewer where two device frame buffers of that many
 // float32 frames do not fit next to the sums in 85 % of the free memory.
-std::unique_ptr<SofiEngine> make_cuda_sofi_engine(int gpu, const SofiPlan& plan, std::int64_t chunk_frames);
+std::unique_ptr<SofiEngine> make_cuda_sofi_engine(int gpu, const SofiProblem& plan, std::int64_t chunk_frames);
 
 // bench: the accumulation kernels alone on `frames` random uint16 frames
 // (values 100..2099, K = 0) already on GPU `gpu`, as one chunk (tuples
@@ -28,7 +28,7 @@ std::unique_ptr<SofiEngine> make_cuda_sofi_engine(int gpu, const SofiPlan& plan,
 // + S * (terms + 1) * W * H * 16  each of S time segments reads and writes
 //                                 every term sum and the frame sum once
 // (S, chosen per launch to fill the GPU, is 1..a few); bandwidth = bytes / seconds.
-double time_device_resident_sofi(int gpu, const SofiPlan& plan, std::int64_t frames, int repeats,
+double time_device_resident_sofi(int gpu, const SofiProblem& plan, std::int64_t frames, int repeats,
                                  std::int64_t* bytes_moved = nullptr);
 
 }  // namespace nanoscopy::cuda

@@ -32,7 +32,7 @@
 
 #include <cstdint>
 
-#include "nanoscopy/sofi/sofi_plan.hpp"
+#include "nanoscopy/sofi/problem.hpp"
 
 namespace nanoscopy::cuda {
 

@@ -27,7 +27,7 @@
 #include "nanoscopy/params/tool_schemas.hpp"
 #include "nanoscopy/sim/movie.hpp"
 #include "nanoscopy/sofi/partial.hpp"
-#include "nanoscopy/sofi/sofi_plan.hpp"
+#include "nanoscopy/sofi/problem.hpp"
 #include "nanoscopy/fit2d/partial.hpp"
 #include "nanoscopy/params/tool_schemas.hpp"
 #include "nanoscopy/smre/partial.hpp"
@@ -515,7 +515,7 @@ void part_seeds() {
   writer->close();
 }
 
-void sofi_seed(const std::string& name, const SofiPlanOptions& options, bool open_block) {
+void sofi_seed(const std::string& name, const SofiProblemOptions& options, bool open_block) {
   SofiPartial p;
   p.stack_fingerprint = "0123456789abcdef";
   p.parameter_fingerprint = "fedcba9876543210";
@@ -528,7 +528,7 @@ void sofi_seed(const std::string& name, const SofiPlanOptions& options, bool ope
   p.begin = 0;
   p.end = p.sequence.count;
   p.pixel_size_nm = 100;
-  const SofiPlan plan = make_sofi_plan(p.width, p.height, p.options);
+  const SofiProblem plan = make_sofi_problem(p.width, p.height, p.options);
   p.acc.finished.reset(plan);
   p.acc.finished.blocks = open_block ? 1 : 2;
   p.acc.finished.frames = open_block ? 10 : 20;
@@ -550,11 +550,11 @@ void sofi_seed(const std::string& name, const SofiPlanOptions& options, bool ope
 }
 
 void sofi_seeds() {
-  SofiPlanOptions auto_cumulants;
+  SofiProblemOptions auto_cumulants;
   auto_cumulants.orders = {2, 3};
   sofi_seed("auto_2_3.h5", auto_cumulants, false);
   sofi_seed("auto_2_3_open_block.h5", auto_cumulants, true);
-  SofiPlanOptions cross;
+  SofiProblemOptions cross;
   cross.orders = {2};
   cross.cross = true;
   sofi_seed("cross_2.h5", cross, false);

@@ -6,7 +6,8 @@
 #include <cstdio>
 #include <string>
 
-#include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/backend/registry.hpp"
+#include "nanoscopy/core/device.hpp"
 
 int main(int argc, char** argv) {
   std::string why;

@@ -11,7 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/backend/registry.hpp"
+#include "nanoscopy/core/device.hpp"
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/loc/localize_engine.hpp"
 #include "nanoscopy/sim/movie.hpp"

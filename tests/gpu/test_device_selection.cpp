@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
-#include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/backend/registry.hpp"
+#include "nanoscopy/core/device.hpp"
 #include "nanoscopy/core/error.hpp"
 
 using namespace nanoscopy;

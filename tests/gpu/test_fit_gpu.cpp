@@ -8,7 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/backend/registry.hpp"
+#include "nanoscopy/core/device.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/fit/engine.hpp"
 #include "nanoscopy/fit/model_list.hpp"

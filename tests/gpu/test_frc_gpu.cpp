@@ -11,7 +11,8 @@
 #include <random>
 #include <vector>
 
-#include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/backend/registry.hpp"
+#include "nanoscopy/core/device.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/frc/frc.hpp"
 

@@ -24,7 +24,8 @@
 #include <thread>
 #include <vector>
 
-#include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/backend/registry.hpp"
+#include "nanoscopy/core/device.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/smre/engine.hpp"
 #include "nanoscopy/smre/psf.hpp"

@@ -20,12 +20,13 @@
 #include <thread>
 #include <vector>
 
-#include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/backend/registry.hpp"
+#include "nanoscopy/core/device.hpp"
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/pixel_type.hpp"
 #include "nanoscopy/sofi/engine.hpp"
-#include "nanoscopy/sofi/sofi_plan.hpp"
+#include "nanoscopy/sofi/problem.hpp"
 
 #if NANOSCOPY_HAVE_CUDA
 #include "sofi/engine_cuda.hpp"
@@ -95,7 +96,7 @@ struct Schedule {
 
 // Feeds `frames` (float values; converted to uint16 for PixelType::u16) to
 // `engine`; returns the raw sums of the blocks read back with read_block().
-std::vector<BlockSums> feed(SofiEngine& engine, const SofiPlan& plan, const std::vector<float>& frames, PixelType type,
+std::vector<BlockSums> feed(SofiEngine& engine, const SofiProblem& plan, const std::vector<float>& frames, PixelType type,
                             const Schedule& sched, std::vector<BlockSums>* every_block = nullptr) {
   const std::int64_t n = plan.pixels();
   const std::int64_t cap = engine.chunk_capacity();
@@ -160,7 +161,7 @@ void check_close(const std::string& what, std::span<const double> gpu, std::span
   CHECK(diff <= rel_tol * largest);
 }
 
-void compare_blocks(const SofiPlan& plan, const std::vector<BlockSums>& gpu, const std::vector<BlockSums>& cpu,
+void compare_blocks(const SofiProblem& plan, const std::vector<BlockSums>& gpu, const std::vector<BlockSums>& cpu,
                     const std::string& what) {
   REQUIRE(gpu.size() == cpu.size());
   const auto n = static_cast<std::size_t>(plan.pixels());
@@ -178,13 +179,13 @@ void compare_blocks(const SofiPlan& plan, const std::vector<BlockSums>& gpu, con
 
 struct Case {
   std::int64_t width, height, frames;
-  SofiPlanOptions options;
+  SofiProblemOptions options;
   Schedule schedule;
   std::int64_t capacity;  // chunk_frames asked for
 };
 
 void run_case(const Case& c, PixelType type, std::uint64_t seed) {
-  const SofiPlan plan = make_sofi_plan(c.width, c.height, c.options);
+  const SofiProblem plan = make_sofi_problem(c.width, c.height, c.options);
   const auto frames = test_frames(c.width, c.height, c.frames, type == PixelType::u16, seed);
   auto gpu = make_sofi_engine(gpu_device(), plan, c.capacity);
   auto cpu = make_cpu_sofi_engine(plan, c.capacity, cpu_threads());
@@ -211,8 +212,8 @@ void run_case(const Case& c, PixelType type, std::uint64_t seed) {
   check_close(what + " mean-frame sum", gs.frame_sum, cs.frame_sum);
 }
 
-SofiPlanOptions auto_options(std::vector<int> orders, std::vector<int> lags = {}, bool moments = false) {
-  SofiPlanOptions o;
+SofiProblemOptions auto_options(std::vector<int> orders, std::vector<int> lags = {}, bool moments = false) {
+  SofiProblemOptions o;
   o.orders = std::move(orders);
   o.lags = std::move(lags);
   o.moments = moments;
@@ -225,7 +226,7 @@ TEST_CASE("CUDA SOFI engine equals the CPU reference: auto-cumulants, lags, mome
   // Blocks split at non-chunk boundaries; the middle block is read back raw.
   const Schedule three_blocks{{0, 97, 230, 300}, 41, {false, true, false}};
   const Schedule one_block_long_chunks{{0, 300}, 250, {}};
-  const std::vector<SofiPlanOptions> plans = {
+  const std::vector<SofiProblemOptions> plans = {
       auto_options({2}),
       auto_options({2, 3, 4}),
       auto_options({2, 3, 4, 5, 6}),
@@ -244,7 +245,7 @@ TEST_CASE("CUDA SOFI engine equals the CPU reference: auto-cumulants, lags, mome
 }
 
 TEST_CASE("CUDA SOFI engine equals the CPU reference: cross-cumulants") {
-  SofiPlanOptions o;
+  SofiProblemOptions o;
   o.orders = {2, 3, 4};
   o.cross = true;
   o.psf_sigma = 1.5;
@@ -258,7 +259,7 @@ TEST_CASE("CUDA SOFI engine equals the CPU reference: cross-cumulants") {
 }
 
 TEST_CASE("CUDA SOFI engine: capacity, empty chunks, errors") {
-  const SofiPlan plan = make_sofi_plan(64, 48, auto_options({2, 3, 4}));
+  const SofiProblem plan = make_sofi_problem(64, 48, auto_options({2, 3, 4}));
   auto gpu = make_sofi_engine(gpu_device(), plan, 100);
   CHECK(gpu->chunk_capacity() == 100);
   CHECK(gpu->name().rfind("cuda:", 0) == 0);
@@ -267,7 +268,7 @@ TEST_CASE("CUDA SOFI engine: capacity, empty chunks, errors") {
   CHECK_THROWS_AS(gpu->accumulate(too_big), std::logic_error);
   CHECK_THROWS_AS(gpu->finish_block(0, 0), InputError);
   // A frame whose sums cannot fit in any GPU.
-  const SofiPlan huge = make_sofi_plan(200000, 200000, auto_options({2, 3, 4}));
+  const SofiProblem huge = make_sofi_problem(200000, 200000, auto_options({2, 3, 4}));
   try {
     make_sofi_engine(gpu_device(), huge, 10);
     FAIL("sums that cannot fit were accepted");
@@ -287,7 +288,7 @@ TEST_CASE("CUDA SOFI timing" * doctest::skip()) {
   const std::int64_t w = 512, h = 512, n = w * h;
   const Device dev = gpu_device();
   for (const auto& orders : {std::vector<int>{2}, std::vector<int>{2, 3, 4}}) {
-    const SofiPlan plan = make_sofi_plan(w, h, auto_options(orders));
+    const SofiProblem plan = make_sofi_problem(w, h, auto_options(orders));
 #if NANOSCOPY_HAVE_CUDA
     {
       const std::int64_t frames = nanoscopy::test::gpu_sanitizer_run() ? 200 : 4000;

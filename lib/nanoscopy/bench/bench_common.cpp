@@ -4,6 +4,7 @@
 #include <fstream>
 #include <thread>
 
+#include "nanoscopy/backend/registry.hpp"
 #include "nanoscopy/core/error.hpp"
 
 namespace nanoscopy {

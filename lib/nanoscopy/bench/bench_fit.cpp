@@ -19,7 +19,7 @@
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/progress.hpp"
 #include "nanoscopy/fit/engine.hpp"
-#include "nanoscopy/fit/fit_timing.hpp"
+#include "nanoscopy/backend/registry.hpp"
 #include "nanoscopy/fit/simulate_spots.hpp"
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/table_writer.hpp"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/core/device.hpp"
 #include "nanoscopy/fit/fit_types.hpp"
 
 namespace nanoscopy {

@@ -11,6 +11,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "nanoscopy/backend/registry.hpp"
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"

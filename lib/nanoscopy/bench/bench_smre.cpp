@@ -8,6 +8,7 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "nanoscopy/backend/registry.hpp"
 #include "nanoscopy/commit.hpp"
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/atomic_file.hpp"

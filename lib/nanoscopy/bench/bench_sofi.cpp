@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nanoscopy/backend/registry.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/frc/frc.hpp"
@@ -38,24 +39,24 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-SofiPlan plan_of(std::int64_t w, std::int64_t h, std::vector<int> orders) {
-  SofiPlanOptions o;
+SofiProblem problem_of(std::int64_t w, std::int64_t h, std::vector<int> orders) {
+  SofiProblemOptions o;
   o.orders = std::move(orders);
-  return make_sofi_plan(w, h, o);
+  return make_sofi_problem(w, h, o);
 }
 
 // SOFI of one sequence of a stack.
-SofiImages sofi_of(const std::string& path, const SofiPlan& plan, const Device& device, FrameSequence sequence,
+SofiImages sofi_of(const std::string& path, const SofiProblem& problem, const Device& device, FrameSequence sequence,
                    std::int64_t block) {
   auto reader = open_stack(path);
-  auto engine = make_sofi_engine(device, plan, 256 + plan.max_lag);
+  auto engine = make_sofi_engine(device, problem, 256 + problem.max_lag);
   SofiRunInput in;
   in.reader = reader.get();
   in.sequence = sequence;
   in.end = sequence.count;
   in.block = block;
   in.quiet = true;
-  return finish_images(plan, run_sofi(plan, *engine, in).finished);
+  return finish_images(problem, run_sofi(problem, *engine, in).finished);
 }
 
 // The SMRE used on frames and on SOFI2 images: params/sofi-smre.prm's settings unless a file is given.
@@ -133,7 +134,7 @@ json quality(const SofiBenchOptions& o, const BenchDevice& dev, const fs::path& 
   const std::string stack = (dir / "bench_sofi_qd.tif").string();
   const auto sim = simulate_blinking(s, stack, quiet);
   const std::int64_t n = o.size, frames = o.frames, block = 500;
-  const SofiPlan plan = plan_of(n, n, {2});
+  const SofiProblem problem = problem_of(n, n, {2});
   const FrameSequence all{0, 1, frames}, even{0, 2, (frames + 1) / 2}, odd{1, 2, frames / 2};
 
   out << "\nSOFI quality: " << frames << " frames of " << n << "x" << n << ", " << sim.emitters
@@ -160,18 +161,18 @@ json quality(const SofiBenchOptions& o, const BenchDevice& dev, const fs::path& 
   };
 
   auto t = clock_type::now();
-  const auto sofi_full = sofi_of(stack, plan, dev.device, all, block);
-  const auto sofi_even = sofi_of(stack, plan, dev.device, even, block);
-  const auto sofi_odd = sofi_of(stack, plan, dev.device, odd, block);
+  const auto sofi_full = sofi_of(stack, problem, dev.device, all, block);
+  const auto sofi_even = sofi_of(stack, problem, dev.device, even, block);
+  const auto sofi_odd = sofi_of(stack, problem, dev.device, odd, block);
   report("SOFI2", sofi_full, sofi_even.planes[0], sofi_odd.planes[0], since(t));
   save_image(o, "mean", n, n, sofi_full.mean);
 
   t = clock_type::now();
   const std::string restored = (dir / "bench_sofi_qd_smre.tif").string();
   smre_every_frame(stack, restored, smre_options(o, 1.0), dev.device, quiet);
-  const auto pre_full = sofi_of(restored, plan, dev.device, all, block);
-  const auto pre_even = sofi_of(restored, plan, dev.device, even, block);
-  const auto pre_odd = sofi_of(restored, plan, dev.device, odd, block);
+  const auto pre_full = sofi_of(restored, problem, dev.device, all, block);
+  const auto pre_even = sofi_of(restored, problem, dev.device, even, block);
+  const auto pre_odd = sofi_of(restored, problem, dev.device, odd, block);
   report("SOFI2(SMRE)", pre_full, pre_even.planes[0], pre_odd.planes[0], since(t));
   fs::remove(restored);
 
@@ -242,13 +243,13 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
     const bool gpu = dev.device.kind == DeviceKind::cuda;
     const std::int64_t frames = gpu ? o.speed_frames : std::min(o.cpu_frames, o.speed_frames);
     for (const auto& orders : {std::vector<int>{2}, std::vector<int>{2, 3, 4}}) {
-      const SofiPlan plan = plan_of(n, n, orders);
+      const SofiProblem problem = problem_of(n, n, orders);
       std::vector<std::unique_ptr<StackReader>> readers;
       for (int i = 0; i < (gpu ? 4 : 1); ++i) readers.push_back(open_stack(path));
       std::vector<double> times, streaming;
       for (int r = 0; r < std::max(1, std::min(repeats, 3)); ++r) {
         const auto t = clock_type::now();
-        auto engine = make_sofi_engine(dev.device, plan, 256 + plan.max_lag);
+        auto engine = make_sofi_engine(dev.device, problem, 256 + problem.max_lag);
         const double setup = since(t);  // pinned buffers and device sums: paid once per run
         SofiRunInput in;
         in.reader = readers[0].get();
@@ -257,7 +258,7 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
         in.end = frames;
         in.block = std::min<std::int64_t>(500, frames);
         in.quiet = true;
-        finish_images(plan, run_sofi(plan, *engine, in).finished);
+        finish_images(problem, run_sofi(problem, *engine, in).finished);
         times.push_back(since(t));
         streaming.push_back(times.back() - setup);
       }
@@ -272,7 +273,7 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
                {"streaming_frames_per_s", stream_fps}, {"mode", "end-to-end"}};
       if (gpu) {
         const std::int64_t resident = 2000;
-        if (auto timing = time_device_resident_sofi(dev.device, plan, resident, std::max(repeats, 3))) {
+        if (auto timing = time_device_resident_sofi(dev.device, problem, resident, std::max(repeats, 3))) {
           const double dfps = static_cast<double>(resident) / timing->seconds;
           const double bw = timing->bytes / timing->seconds;
           out << "  " << std::left << std::setw(8) << dev.label << std::setw(14) << label << std::right

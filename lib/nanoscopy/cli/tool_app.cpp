@@ -4,6 +4,7 @@
 #include <iostream>
 #include <new>
 
+#include "nanoscopy/backend/registry.hpp"
 #include "nanoscopy/commit.hpp"
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/atomic_file.hpp"

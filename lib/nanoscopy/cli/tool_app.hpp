@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/core/device.hpp"
 #include "nanoscopy/core/frame_range.hpp"
 #include "nanoscopy/params/params.hpp"
 

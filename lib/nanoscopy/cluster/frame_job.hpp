@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/core/device.hpp"
 #include "nanoscopy/cluster/mpi.hpp"
 #include "nanoscopy/core/frame_range.hpp"
 

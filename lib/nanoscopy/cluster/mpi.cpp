@@ -119,7 +119,7 @@ FrameRange::Resolved rank_frames(FrameRange::Resolved range, const MpiWorld& wor
 
 Device device_for_rank(Device device, const MpiWorld& world) {
   if (device.kind != DeviceKind::cuda || world.size == 1 || device.gpus.size() != 1) return device;
-  const auto count = static_cast<int>(list_gpus().size());
+  const int count = device.visible_gpus;
   if (count > 0) device.gpus = {world.local_rank % count};
   return device;
 }

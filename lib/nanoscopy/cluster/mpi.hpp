@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/core/device.hpp"
 #include "nanoscopy/core/frame_range.hpp"
 
 namespace nanoscopy {

@@ -16,8 +16,6 @@
 
 namespace nanoscopy {
 
-struct Device;
-
 std::string to_string(FitStatus status);  // "converged_min_delta", ...
 std::string to_string(ShapeModel model);  // "sampled", "integrated"
 
@@ -50,8 +48,5 @@ class FitEngine {
 
 // The CPU reference engine on `threads` threads (≤ 0: all hardware threads).
 std::unique_ptr<FitEngine> make_cpu_fit_engine(const FitSettings& settings, int threads);
-
-// The engine for a selected device (defined in the backend registry).
-std::unique_ptr<FitEngine> make_fit_engine(const Device& device, const FitSettings& settings);
 
 }  // namespace nanoscopy

@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <ostream>
 
+#include "nanoscopy/backend/registry.hpp"
 #include "nanoscopy/cluster/fingerprint.hpp"
 #include "nanoscopy/cluster/part_file.hpp"
 #include "nanoscopy/core/error.hpp"

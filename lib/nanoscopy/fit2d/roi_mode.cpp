@@ -6,6 +6,7 @@
 #include <ostream>
 #include <vector>
 
+#include "nanoscopy/backend/registry.hpp"
 #include "nanoscopy/cluster/mpi.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/sibling_path.hpp"

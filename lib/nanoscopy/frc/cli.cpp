@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "nanoscopy/backend/registry.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/finite_pixels.hpp"
 #include "nanoscopy/core/frame_size.hpp"

@@ -22,8 +22,6 @@
 
 namespace nanoscopy {
 
-struct Device;
-
 // What an engine is planned for: images of width x height pixels (row-major,
 // row y at y * width), windowed with a Tukey window of this taper fraction
 // per side (0: no window; at most 0.5).
@@ -69,7 +67,5 @@ class FrcEngine {
 
 // The CPU reference (FFTW, double, real-to-complex). UsageError for a bad geometry.
 std::unique_ptr<FrcEngine> make_cpu_frc_engine(const FrcGeometry& geometry);
-// By the device (backend/registry.cpp): CPU, or CUDA on the device's first GPU.
-std::unique_ptr<FrcEngine> make_frc_engine(const Device& device, const FrcGeometry& geometry);
 
 }  // namespace nanoscopy

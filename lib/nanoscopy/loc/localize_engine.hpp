@@ -25,8 +25,6 @@
 
 namespace nanoscopy {
 
-struct Device;
-
 // `count` frames of width × height pixels on the host, (T, Y, X), row-major,
 // frame `first_frame` first; `type` is PixelType::u16 or PixelType::f32. Not owned.
 struct ChunkPixels {
@@ -82,9 +80,5 @@ class LocalizeEngine {
 // DetectEngine + cut_rois + the CPU fitter, on `threads` threads (≤ 0: all).
 // UsageError for invalid settings.
 std::unique_ptr<LocalizeEngine> make_cpu_localize_engine(const LocalizeSettings& settings, int threads);
-
-// The localize engine for a selected device (defined in the backend registry;
-// CUDA runs on the device's first GPU). UsageError for invalid settings.
-std::unique_ptr<LocalizeEngine> make_localize_engine(const Device& device, const LocalizeSettings& settings);
 
 }  // namespace nanoscopy

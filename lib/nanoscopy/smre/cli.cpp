@@ -3,6 +3,7 @@
 #include <iomanip>
 #include <tuple>
 
+#include "nanoscopy/backend/registry.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/frame_size.hpp"
 #include "nanoscopy/io/stack_reader.hpp"

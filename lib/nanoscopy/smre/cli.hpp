@@ -8,7 +8,7 @@
 #include <string>
 
 #include "nanoscopy/cli/tool_app.hpp"
-#include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/core/device.hpp"
 #include "nanoscopy/smre/runner.hpp"
 #include "nanoscopy/smre/smre_settings.hpp"
 

@@ -23,8 +23,6 @@
 
 namespace nanoscopy {
 
-struct Device;
-
 // Everything fixed for a run: padded frame size, A, the set family and its weights.
 struct SmreProblem {
   std::int64_t width = 0, height = 0;  // padded frame (multiples of 32)
@@ -61,9 +59,5 @@ class SmreEngine {
 };
 
 std::unique_ptr<SmreEngine> make_cpu_smre_engine(const SmreProblem& problem, int threads);
-// By the device (backend/registry.cpp): CPU, or CUDA on the device's first GPU.
-// `max_batch` caps the frames per batch (the GPU engine sizes batches from free memory).
-std::unique_ptr<SmreEngine> make_smre_engine(const Device& device, const SmreProblem& problem,
-                                             std::int64_t max_batch);
 
 }  // namespace nanoscopy

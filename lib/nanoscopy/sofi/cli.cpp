@@ -32,8 +32,8 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& opti
 
 }  // namespace
 
-SofiPlanOptions sofi_plan_options_from(const Params& p) {
-  SofiPlanOptions o;
+SofiProblemOptions sofi_problem_options_from(const Params& p) {
+  SofiProblemOptions o;
   o.orders = parse_int_list(p.get_string("SOFI/orders"), "--orders");
   const std::string lags = p.get_string("SOFI/lags");
   if (!lags.empty()) o.lags = parse_int_list(lags, "--lags");
@@ -45,13 +45,13 @@ SofiPlanOptions sofi_plan_options_from(const Params& p) {
 
 void run_sofi_cli(const SofiCliOptions& options, ToolContext& ctx, std::ostream& out) {
   if (options.input.empty()) throw UsageError("command line", "no input stack given (see sofi --help)");
-  const SofiPlanOptions plan_options = sofi_plan_options_from(ctx.params);
+  const SofiProblemOptions problem_options = sofi_problem_options_from(ctx.params);
   auto reader = open_stack(options.input);
   const StackInfo info = reader->info();
   const auto range = ctx.frames.resolve(info.frames, info.path);
-  const SofiPlan plan = make_sofi_plan(info.width, info.height, plan_options);
+  const SofiProblem problem = make_sofi_problem(info.width, info.height, problem_options);
   const FrameJob job = make_frame_job(range, options.partial, ctx.device);
-  SofiCumulantJob run(options, ctx, job, *reader, plan, plan_options, out);
+  SofiCumulantJob run(options, ctx, job, *reader, problem, problem_options, out);
   run_frame_job(job, run.hooks());
 }
 
@@ -59,10 +59,10 @@ void run_sofi_merge(const SofiMergeOptions& options, ToolContext& ctx, std::ostr
   if (options.output.empty()) throw UsageError("sofi merge", "give the output image with -o OUT.tif");
   check_sofi_output(options.output, true);
   const SofiPartial merged = merge_sofi_partials(options.parts, sofi_threads());
-  const SofiPlan plan = make_sofi_plan(merged.width, merged.height, merged.options);
-  SofiImages images = finish_images(plan, merged.acc.finished);
-  apply_post_smre(ctx.params.get_string("SOFI/post smre"), plan, images, ctx.device, ctx.quiet, out);
-  const auto files = write_sofi_images(options.output, plan, images, merged.pixel_size_nm);
+  const SofiProblem problem = make_sofi_problem(merged.width, merged.height, merged.options);
+  SofiImages images = finish_images(problem, merged.acc.finished);
+  apply_post_smre(ctx.params.get_string("SOFI/post smre"), problem, images, ctx.device, ctx.quiet, out);
+  const auto files = write_sofi_images(options.output, problem, images, merged.pixel_size_nm);
   if (!ctx.quiet)
     out << "sofi merge: " << options.parts.size() << " parts, " << merged.sequence.count << " frames of "
         << merged.stack_name << " in " << images.blocks << " blocks -> " << file_list(files) << "\n";

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "nanoscopy/cli/tool_app.hpp"
-#include "nanoscopy/sofi/sofi_plan.hpp"
+#include "nanoscopy/sofi/problem.hpp"
 
 namespace nanoscopy {
 
@@ -23,8 +23,8 @@ struct SofiMergeOptions {
   std::string output;
 };
 
-// The plan options the parameters say (SOFI/orders, lags, cross, moments, psf sigma).
-SofiPlanOptions sofi_plan_options_from(const Params& p);
+// The problem options the parameters say (SOFI/orders, lags, cross, moments, psf sigma).
+SofiProblemOptions sofi_problem_options_from(const Params& p);
 
 void run_sofi_cli(const SofiCliOptions& options, ToolContext& ctx, std::ostream& out);
 void run_sofi_merge(const SofiMergeOptions& options, ToolContext& ctx, std::ostream& out);

@@ -6,6 +6,7 @@
 #include <ostream>
 #include <thread>
 
+#include "nanoscopy/backend/registry.hpp"
 #include "nanoscopy/cluster/fingerprint.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
@@ -36,10 +37,10 @@ std::vector<SequenceJob> sequences_for(const std::string& split, FrameRange::Res
 int sofi_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
 SofiCumulantJob::SofiCumulantJob(const SofiCliOptions& options, ToolContext& ctx, const FrameJob& job,
-                                 StackReader& reader, const SofiPlan& plan, const SofiPlanOptions& plan_options,
+                                 StackReader& reader, const SofiProblem& problem, const SofiProblemOptions& problem_options,
                                  std::ostream& out)
-    : options_(options), ctx_(ctx), job_(job), reader_(reader), info_(reader.info()), plan_(plan),
-      plan_options_(plan_options), out_(out) {
+    : options_(options), ctx_(ctx), job_(job), reader_(reader), info_(reader.info()), problem_(problem),
+      problem_options_(problem_options), out_(out) {
   const Params& p = ctx.params;
   block_ = p.get_int("SOFI/block");
   chunk_ = p.get_int("Input/chunk frames");
@@ -109,8 +110,8 @@ SequenceResult SofiCumulantJob::run(const SequenceJob& job, std::int64_t begin, 
                                   std::string label) const {
   const auto t0 = std::chrono::steady_clock::now();
   SequenceResult r{job, {}, {}, 0};
-  auto engine = make_sofi_engine(job_.device, plan_, chunk_ + plan_.max_lag);
-  r.acc = run_sofi(plan_, *engine, input_for(job.sequence, begin, end, std::move(label)));
+  auto engine = make_sofi_engine(job_.device, problem_, chunk_ + problem_.max_lag);
+  r.acc = run_sofi(problem_, *engine, input_for(job.sequence, begin, end, std::move(label)));
   r.engine = engine->name();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
@@ -139,12 +140,12 @@ void SofiCumulantJob::write_part(SequenceResult& r) const {
   part.acc = std::move(r.acc);
   part.stack_fingerprint = stack_fingerprint(reader_);
   Fnv params;
-  params.add(plan_.describe());
+  params.add(problem_.describe());
   params.add(block_);
   params.add(file_fingerprint(pre_));
   part.parameter_fingerprint = params.hex();
   part.stack_name = std::filesystem::path(info_.path).filename().string();
-  part.options = plan_options_;
+  part.options = problem_options_;
   part.sequence = r.job.sequence;
   part.begin = range.first;
   part.end = range.last;
@@ -163,17 +164,17 @@ void SofiCumulantJob::write_part(SequenceResult& r) const {
 SofiResults SofiCumulantJob::merge(SofiResults&& mine, const std::vector<std::vector<double>>& all) const {
   SequenceResult total = std::move(mine.front());
   total.acc = SofiAccumulation{};
-  total.acc.finished.reset(plan_);
+  total.acc.finished.reset(problem_);
   for (std::size_t r = 0; r < all.size(); ++r)
-    merge_accumulation(total.acc, unpack_accumulation(plan_, all[r]), rank_name(static_cast<int>(r)));
-  close_open_blocks(plan_, SofiBlocks{job_.range.count(), block_}, total.acc, "mpirun", sofi_threads());
+    merge_accumulation(total.acc, unpack_accumulation(problem_, all[r]), rank_name(static_cast<int>(r)));
+  close_open_blocks(problem_, SofiBlocks{job_.range.count(), block_}, total.acc, "mpirun", sofi_threads());
   return {std::move(total)};
 }
 
 void SofiCumulantJob::write_merged(const SequenceResult& r) const {
-  SofiImages images = finish_images(plan_, r.acc.finished);
-  apply_post_smre(post_, plan_, images, job_.device, ctx_.quiet, out_);
-  const auto files = write_sofi_images(output_, plan_, images, pixel_size_);
+  SofiImages images = finish_images(problem_, r.acc.finished);
+  apply_post_smre(post_, problem_, images, job_.device, ctx_.quiet, out_);
+  const auto files = write_sofi_images(output_, problem_, images, pixel_size_);
   if (!ctx_.quiet)
     out_ << "sofi: " << job_.range.count() << " frames of " << info_.path << " on " << job_.world.size
          << " MPI ranks in " << images.blocks << " blocks -> " << file_list(files) << " (" << std::fixed
@@ -185,13 +186,13 @@ void SofiCumulantJob::write_images(const SofiResults& results) const {
   OutputGroup outputs;
   for (const auto& r : results) {
     const auto t0 = std::chrono::steady_clock::now();
-    SofiImages images = finish_images(plan_, r.acc.finished);
-    apply_post_smre(post_, plan_, images, job_.device, ctx_.quiet, out_);
+    SofiImages images = finish_images(problem_, r.acc.finished);
+    apply_post_smre(post_, problem_, images, job_.device, ctx_.quiet, out_);
     const std::string path = r.job.suffix.empty()
                                  ? output_
                                  : sibling_path(output_, r.job.suffix +
                                                              std::filesystem::path(output_).extension().string());
-    const auto files = write_sofi_images(path, plan_, images, pixel_size_);
+    const auto files = write_sofi_images(path, problem_, images, pixel_size_);
     const double t = r.seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!ctx_.quiet) print_image_summary(r, images, files, t);
   }
@@ -205,7 +206,7 @@ void SofiCumulantJob::print_image_summary(const SequenceResult& r, const SofiIma
   if (sequence.step == 2) out_ << ", every 2nd frame from " << sequence.first;
   out_ << ") in " << images.blocks << " blocks of " << block_ << (pre_.empty() ? "" : ", SMRE on every frame first")
        << ", " << r.engine << "\n";
-  for (const auto& label : plan_.labels) out_ << "  " << label << "\n";
+  for (const auto& label : problem_.labels) out_ << "  " << label << "\n";
   out_ << "  -> " << file_list(files) << " (" << std::fixed << std::setprecision(2) << t << " s, "
        << std::setprecision(0) << static_cast<double>(sequence.count) / t << " frames/s)\n";
 }

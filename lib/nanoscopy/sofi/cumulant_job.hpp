@@ -17,7 +17,7 @@
 #include "nanoscopy/smre/runner.hpp"
 #include "nanoscopy/sofi/cli.hpp"
 #include "nanoscopy/sofi/runner.hpp"
-#include "nanoscopy/sofi/sofi_plan.hpp"
+#include "nanoscopy/sofi/problem.hpp"
 
 namespace nanoscopy {
 
@@ -44,7 +44,7 @@ class SofiCumulantJob {
   // Reads the settings, builds the pre-SMRE runner and the extra readers, and
   // checks the outputs before any work.
   SofiCumulantJob(const SofiCliOptions& options, ToolContext& ctx, const FrameJob& job, StackReader& reader,
-                  const SofiPlan& plan, const SofiPlanOptions& plan_options, std::ostream& out);
+                  const SofiProblem& problem, const SofiProblemOptions& problem_options, std::ostream& out);
   ~SofiCumulantJob();
 
   FrameJobHooks<SofiResults> hooks();
@@ -68,8 +68,8 @@ class SofiCumulantJob {
   const FrameJob& job_;
   StackReader& reader_;
   const StackInfo info_;
-  const SofiPlan& plan_;
-  const SofiPlanOptions& plan_options_;
+  const SofiProblem& problem_;
+  const SofiProblemOptions& problem_options_;
   std::ostream& out_;
   std::int64_t block_ = 0, chunk_ = 0;
   std::string pre_, post_, split_, output_;

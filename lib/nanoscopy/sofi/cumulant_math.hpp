@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "nanoscopy/core/hd.hpp"
-#include "nanoscopy/sofi/sofi_plan.hpp"
+#include "nanoscopy/sofi/problem.hpp"
 
 namespace nanoscopy::sofi_math {
 

@@ -19,11 +19,9 @@
 #include <vector>
 
 #include "nanoscopy/io/pixel_type.hpp"
-#include "nanoscopy/sofi/sofi_plan.hpp"
+#include "nanoscopy/sofi/problem.hpp"
 
 namespace nanoscopy {
-
-struct Device;
 
 // One chunk of consecutive frames of a block, in the buffer last returned by
 // input_buffer(): `count` frames (T, Y, X) of `type` (u16 or f32), frame j being
@@ -44,17 +42,17 @@ struct BlockSums {
   std::int64_t tuples = 0;  // tuples added to terms
   std::vector<float> shift;       // K, width * height
   std::vector<double> frame_sum;  // sum of (F - K), width * height
-  std::vector<double> terms;      // plan.terms.size() * width * height, term-major
+  std::vector<double> terms;      // problem.terms.size() * width * height, term-major
 };
 
 // Running sums of finished blocks.
 struct PlaneSums {
   std::int64_t blocks = 0;                 // blocks finished
   std::int64_t frames = 0;                 // frames in those blocks
-  std::vector<std::vector<double>> planes;  // per plan plane: sum over blocks of the block's value
+  std::vector<std::vector<double>> planes;  // per problem plane: sum over blocks of the block's value
   std::vector<double> frame_sum;           // sum over those frames of F (for the mean image)
 
-  void reset(const SofiPlan& plan);
+  void reset(const SofiProblem& problem);
   void add(const PlaneSums& other);  // merges
 };
 
@@ -82,25 +80,11 @@ class SofiEngine {
   virtual void read_planes(PlaneSums& out) = 0;
 };
 
-std::unique_ptr<SofiEngine> make_cpu_sofi_engine(const SofiPlan& plan, std::int64_t chunk_frames, int threads);
-// By the device (backend/registry.cpp): CPU, or CUDA on the device's first GPU.
-std::unique_ptr<SofiEngine> make_sofi_engine(const Device& device, const SofiPlan& plan, std::int64_t chunk_frames);
-
-// The GPU's accumulate work alone, on `frames` random uint16 frames already in
-// device memory (bench): seconds per pass over them, the device-memory bytes one
-// pass needs at least (every frame read once, the sums read and written), and
-// the nominal peak memory bandwidth (bytes/s). nullopt for the CPU backend.
-struct SofiDeviceTiming {
-  double seconds = 0;
-  double bytes = 0;
-  double peak_bandwidth = 0;
-};
-std::optional<SofiDeviceTiming> time_device_resident_sofi(const Device& device, const SofiPlan& plan,
-                                                          std::int64_t frames, int repeats);
+std::unique_ptr<SofiEngine> make_cpu_sofi_engine(const SofiProblem& problem, std::int64_t chunk_frames, int threads);
 
 // The CPU finishing step on host sums, used by the CPU engine and by merge: adds
 // the block's value of every plane pixel, and its frames (K * frames + frame_sum)
 // to `sums.frame_sum`; the counts are left to the caller.
-void finish_block_cpu(const SofiPlan& plan, const BlockSums& block, PlaneSums& sums, int threads);
+void finish_block_cpu(const SofiProblem& problem, const BlockSums& block, PlaneSums& sums, int threads);
 
 }  // namespace nanoscopy

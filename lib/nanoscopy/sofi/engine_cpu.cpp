@@ -1,5 +1,5 @@
 // The CPU reference engine: per pixel, the product of every term over the chunk's
-// tuples (sofi_plan.hpp), then the cumulant of every output pixel at block end.
+// tuples (problem.hpp), then the cumulant of every output pixel at block end.
 #include <algorithm>
 #include <cstring>
 
@@ -9,14 +9,14 @@
 
 namespace nanoscopy {
 
-void PlaneSums::reset(const SofiPlan& plan) {
+void PlaneSums::reset(const SofiProblem& problem) {
   blocks = frames = 0;
-  planes.assign(plan.planes.size(), {});
-  for (std::size_t p = 0; p < plan.planes.size(); ++p)
-    planes[p].assign(static_cast<std::size_t>(plan.plane_width(static_cast<int>(p)) *
-                                              plan.plane_height(static_cast<int>(p))),
+  planes.assign(problem.planes.size(), {});
+  for (std::size_t p = 0; p < problem.planes.size(); ++p)
+    planes[p].assign(static_cast<std::size_t>(problem.plane_width(static_cast<int>(p)) *
+                                              problem.plane_height(static_cast<int>(p))),
                      0.0);
-  frame_sum.assign(static_cast<std::size_t>(plan.pixels()), 0.0);
+  frame_sum.assign(static_cast<std::size_t>(problem.pixels()), 0.0);
 }
 
 void PlaneSums::add(const PlaneSums& other) {
@@ -27,19 +27,19 @@ void PlaneSums::add(const PlaneSums& other) {
   for (std::size_t i = 0; i < frame_sum.size(); ++i) frame_sum[i] += other.frame_sum[i];
 }
 
-void finish_block_cpu(const SofiPlan& plan, const BlockSums& block, PlaneSums& sums, int threads) {
+void finish_block_cpu(const SofiProblem& problem, const BlockSums& block, PlaneSums& sums, int threads) {
   if (block.frames < 1 || block.tuples < 1)
     throw InputError("sofi", "block " + std::to_string(block.block) + " has no frames or no lag tuples");
-  sofi_math::BlockView view{block.terms.data(), block.frame_sum.data(), plan.width, plan.height,
+  sofi_math::BlockView view{block.terms.data(), block.frame_sum.data(), problem.width, problem.height,
                             1.0 / static_cast<double>(block.tuples), 1.0 / static_cast<double>(block.frames)};
-  for (std::size_t p = 0; p < plan.planes.size(); ++p) {
-    const auto& plane = plan.planes[p];
-    const std::int64_t w = plan.plane_width(static_cast<int>(p)), h = plan.plane_height(static_cast<int>(p));
+  for (std::size_t p = 0; p < problem.planes.size(); ++p) {
+    const auto& plane = problem.planes[p];
+    const std::int64_t w = problem.plane_width(static_cast<int>(p)), h = problem.plane_height(static_cast<int>(p));
     double* out = sums.planes[p].data();
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (std::int64_t y = 0; y < h; ++y)
       for (std::int64_t x = 0; x < w; ++x)
-        out[y * w + x] += sofi_math::plane_value(plane, plan.combos.data(), view, x, y, plan.moments);
+        out[y * w + x] += sofi_math::plane_value(plane, problem.combos.data(), view, x, y, problem.moments);
   }
   const double n = static_cast<double>(block.frames);
   for (std::size_t i = 0; i < sums.frame_sum.size(); ++i)
@@ -49,10 +49,10 @@ void finish_block_cpu(const SofiPlan& plan, const BlockSums& block, PlaneSums& s
 namespace {
 
 template <typename T>
-void accumulate_rows(const SofiPlan& plan, const T* frames, const SofiChunk& chunk, const float* shift,
+void accumulate_rows(const SofiProblem& problem, const T* frames, const SofiChunk& chunk, const float* shift,
                      double* frame_sum, double* terms, int threads) {
-  const std::int64_t w = plan.width, h = plan.height, pixels = plan.pixels();
-  const auto nvars = plan.variables.size(), nterms = plan.terms.size();
+  const std::int64_t w = problem.width, h = problem.height, pixels = problem.pixels();
+  const auto nvars = problem.variables.size(), nterms = problem.terms.size();
   const std::int64_t tuples = std::max<std::int64_t>(chunk.tuple_end - chunk.first, 0);
   const std::int64_t sums = chunk.sum_end - chunk.first;
 #pragma omp parallel num_threads(threads)
@@ -64,7 +64,7 @@ void accumulate_rows(const SofiPlan& plan, const T* frames, const SofiChunk& chu
       for (std::int64_t x = 0; x < w; ++x) {
         const std::int64_t p = y * w + x;
         for (std::size_t v = 0; v < nvars; ++v) {
-          const auto& var = plan.variables[v];
+          const auto& var = problem.variables[v];
           const std::int64_t px = sofi_math::clamp_index(x + var.dx, w), py = sofi_math::clamp_index(y + var.dy, h);
           var_offset[v] = py * w + px;
         }
@@ -72,10 +72,10 @@ void accumulate_rows(const SofiPlan& plan, const T* frames, const SofiChunk& chu
         for (std::int64_t j = 0; j < tuples; ++j) {
           for (std::size_t v = 0; v < nvars; ++v) {
             const std::int64_t q = var_offset[v];
-            g[v] = static_cast<double>(frames[(j + plan.variables[v].lag) * pixels + q]) - shift[q];
+            g[v] = static_cast<double>(frames[(j + problem.variables[v].lag) * pixels + q]) - shift[q];
           }
           for (std::size_t t = 0; t < nterms; ++t) {
-            const auto& term = plan.terms[t];
+            const auto& term = problem.terms[t];
             double prod = g[static_cast<std::size_t>(term.var[0])];
             for (int i = 1; i < term.size; ++i) prod *= g[static_cast<std::size_t>(term.var[i])];
             acc[t] += prod;
@@ -91,13 +91,13 @@ void accumulate_rows(const SofiPlan& plan, const T* frames, const SofiChunk& chu
 
 class CpuSofiEngine final : public SofiEngine {
  public:
-  CpuSofiEngine(const SofiPlan& plan, std::int64_t chunk_frames, int threads)
-      : plan_(plan), chunk_(chunk_frames), threads_(std::max(threads, 1)) {
-    input_.resize(static_cast<std::size_t>(chunk_ * plan_.pixels()));
-    block_.shift.assign(static_cast<std::size_t>(plan_.pixels()), 0.0f);
-    block_.frame_sum.assign(static_cast<std::size_t>(plan_.pixels()), 0.0);
-    block_.terms.assign(plan_.terms.size() * static_cast<std::size_t>(plan_.pixels()), 0.0);
-    sums_.reset(plan_);
+  CpuSofiEngine(const SofiProblem& problem, std::int64_t chunk_frames, int threads)
+      : problem_(problem), chunk_(chunk_frames), threads_(std::max(threads, 1)) {
+    input_.resize(static_cast<std::size_t>(chunk_ * problem_.pixels()));
+    block_.shift.assign(static_cast<std::size_t>(problem_.pixels()), 0.0f);
+    block_.frame_sum.assign(static_cast<std::size_t>(problem_.pixels()), 0.0);
+    block_.terms.assign(problem_.terms.size() * static_cast<std::size_t>(problem_.pixels()), 0.0);
+    sums_.reset(problem_);
   }
 
   std::string name() const override { return "cpu (" + std::to_string(threads_) + " threads)"; }
@@ -113,10 +113,10 @@ class CpuSofiEngine final : public SofiEngine {
   void accumulate(const SofiChunk& chunk) override {
     if (chunk.count > chunk_) throw std::logic_error("sofi chunk larger than the engine's capacity");
     if (chunk.type == PixelType::u16)
-      accumulate_rows(plan_, reinterpret_cast<const std::uint16_t*>(input_.data()), chunk, block_.shift.data(),
+      accumulate_rows(problem_, reinterpret_cast<const std::uint16_t*>(input_.data()), chunk, block_.shift.data(),
                       block_.frame_sum.data(), block_.terms.data(), threads_);
     else if (chunk.type == PixelType::f32)
-      accumulate_rows(plan_, input_.data(), chunk, block_.shift.data(), block_.frame_sum.data(),
+      accumulate_rows(problem_, input_.data(), chunk, block_.shift.data(), block_.frame_sum.data(),
                       block_.terms.data(), threads_);
     else
       throw std::logic_error("sofi engines take uint16 or float32 frames");
@@ -125,7 +125,7 @@ class CpuSofiEngine final : public SofiEngine {
   void finish_block(std::int64_t frames, std::int64_t tuples) override {
     block_.frames = frames;
     block_.tuples = tuples;
-    finish_block_cpu(plan_, block_, sums_, threads_);
+    finish_block_cpu(problem_, block_, sums_, threads_);
   }
 
   void read_block(BlockSums& out) override {
@@ -140,7 +140,7 @@ class CpuSofiEngine final : public SofiEngine {
   }
 
  private:
-  SofiPlan plan_;
+  SofiProblem problem_;
   std::int64_t chunk_;
   int threads_;
   std::vector<float> input_;  // chunk_ float32 frames (uint16 chunks use its first half)
@@ -150,8 +150,8 @@ class CpuSofiEngine final : public SofiEngine {
 
 }  // namespace
 
-std::unique_ptr<SofiEngine> make_cpu_sofi_engine(const SofiPlan& plan, std::int64_t chunk_frames, int threads) {
-  return std::make_unique<CpuSofiEngine>(plan, chunk_frames, threads);
+std::unique_ptr<SofiEngine> make_cpu_sofi_engine(const SofiProblem& problem, std::int64_t chunk_frames, int threads) {
+  return std::make_unique<CpuSofiEngine>(problem, chunk_frames, threads);
 }
 
 }  // namespace nanoscopy

@@ -40,7 +40,7 @@ std::vector<double> pack_accumulation(const SofiAccumulation& acc) {
   return out;
 }
 
-SofiAccumulation unpack_accumulation(const SofiPlan& plan, std::span<const double> values) {
+SofiAccumulation unpack_accumulation(const SofiProblem& problem, std::span<const double> values) {
   std::size_t at = 0;
   auto take = [&](std::size_t n) {
     if (at + n > values.size()) throw std::logic_error("sofi: a packed accumulation is too short");
@@ -50,14 +50,14 @@ SofiAccumulation unpack_accumulation(const SofiPlan& plan, std::span<const doubl
   };
   auto count = [&] { return static_cast<std::int64_t>(take(1)[0]); };
   SofiAccumulation acc;
-  acc.finished.reset(plan);
+  acc.finished.reset(problem);
   acc.finished.blocks = count();
   acc.finished.frames = count();
   for (auto& plane : acc.finished.planes) {
     auto v = take(plane.size());
     plane.assign(v.begin(), v.end());
   }
-  const auto pixels = static_cast<std::size_t>(plan.pixels());
+  const auto pixels = static_cast<std::size_t>(problem.pixels());
   auto fs = take(pixels);
   acc.finished.frame_sum.assign(fs.begin(), fs.end());
   for (std::int64_t k = count(); k > 0; --k) {
@@ -69,21 +69,21 @@ SofiAccumulation unpack_accumulation(const SofiPlan& plan, std::span<const doubl
     for (double v : shift) b.shift.push_back(static_cast<float>(v));
     auto sums = take(pixels);
     b.frame_sum.assign(sums.begin(), sums.end());
-    auto terms = take(pixels * plan.terms.size());
+    auto terms = take(pixels * problem.terms.size());
     b.terms.assign(terms.begin(), terms.end());
     acc.open.push_back(std::move(b));
   }
   return acc;
 }
 
-void close_open_blocks(const SofiPlan& plan, const SofiBlocks& blocks, SofiAccumulation& acc, const std::string& source,
+void close_open_blocks(const SofiProblem& problem, const SofiBlocks& blocks, SofiAccumulation& acc, const std::string& source,
                        int threads) {
   std::sort(acc.open.begin(), acc.open.end(), [](const BlockSums& a, const BlockSums& b) { return a.block < b.block; });
   std::vector<BlockSums> still_open;
   for (auto& block : acc.open) {
     const std::int64_t length = blocks.end(block.block) - blocks.begin(block.block);
-    if (block.frames == length && block.tuples == length - plan.max_lag) {
-      finish_block_cpu(plan, block, acc.finished, threads);
+    if (block.frames == length && block.tuples == length - problem.max_lag) {
+      finish_block_cpu(problem, block, acc.finished, threads);
       acc.finished.blocks += 1;
       acc.finished.frames += block.frames;
     } else {

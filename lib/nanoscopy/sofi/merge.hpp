@@ -11,19 +11,19 @@
 
 namespace nanoscopy {
 
-// Adds `part` to `total` (which starts empty: total.finished.reset(plan)).
+// Adds `part` to `total` (which starts empty: total.finished.reset(problem)).
 // `source` names the part for errors (two parts disagreeing on a block's first frame).
 void merge_accumulation(SofiAccumulation& total, SofiAccumulation&& part, const std::string& source);
 
 // Finishes every open block that is now complete; InputError naming `source`
 // when a block is still incomplete (a missing frame range).
-void close_open_blocks(const SofiPlan& plan, const SofiBlocks& blocks, SofiAccumulation& acc, const std::string& source,
+void close_open_blocks(const SofiProblem& problem, const SofiBlocks& blocks, SofiAccumulation& acc, const std::string& source,
                        int threads);
 
 // An accumulation as one array of doubles (sent between MPI ranks) and back.
 // Layout: blocks, frames, the planes, frame_sum, the number of open blocks, then
-// per open block: block, frames, tuples, shift, frame_sum, terms (sizes from the plan).
+// per open block: block, frames, tuples, shift, frame_sum, terms (sizes from the problem).
 std::vector<double> pack_accumulation(const SofiAccumulation& acc);
-SofiAccumulation unpack_accumulation(const SofiPlan& plan, std::span<const double> values);
+SofiAccumulation unpack_accumulation(const SofiProblem& problem, std::span<const double> values);
 
 }  // namespace nanoscopy

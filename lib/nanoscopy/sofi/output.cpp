@@ -25,35 +25,35 @@ double post_smre_psf_scale(const SofiPlane& plane) {
 
 }  // namespace
 
-void apply_post_smre(const std::string& prm, const SofiPlan& plan, SofiImages& images, const Device& device,
+void apply_post_smre(const std::string& prm, const SofiProblem& problem, SofiImages& images, const Device& device,
                      bool quiet, std::ostream& out) {
   if (prm.empty()) return;
-  for (std::size_t i = 0; i < plan.planes.size(); ++i) {
-    auto ro = smre_options_from_file(prm, post_smre_psf_scale(plan.planes[i]), true);
-    ro.source = "sofi " + plan.labels[i];
-    SmreRunner runner(plan.plane_width(static_cast<int>(i)), plan.plane_height(static_cast<int>(i)), ro,
+  for (std::size_t i = 0; i < problem.planes.size(); ++i) {
+    auto ro = smre_options_from_file(prm, post_smre_psf_scale(problem.planes[i]), true);
+    ro.source = "sofi " + problem.labels[i];
+    SmreRunner runner(problem.plane_width(static_cast<int>(i)), problem.plane_height(static_cast<int>(i)), ro,
                       smre_engine_factory(device));
     const auto outcome = runner.run(images.planes[i], 0);
     if (!quiet)
-      out << "  post-SMRE of " << plan.labels[i] << ": " << outcome.front().iterations << " iterations"
+      out << "  post-SMRE of " << problem.labels[i] << ": " << outcome.front().iterations << " iterations"
           << (outcome.front().converged ? "" : " (iteration cap)") << ", PSF sigma " << ro.settings.psf_sigma << " px\n";
   }
 }
 
-std::vector<std::string> write_sofi_images(const std::string& path, const SofiPlan& plan, const SofiImages& images,
+std::vector<std::string> write_sofi_images(const std::string& path, const SofiProblem& problem, const SofiImages& images,
                                       double pixel_size_nm) {
   const std::string software = std::string("nanoscopy sofi ") + NANOSCOPY_VERSION;
   const std::string ext = std::filesystem::path(path).extension().string();
-  const char* kind = plan.moments ? "moment" : "order";
+  const char* kind = problem.moments ? "moment" : "order";
   if (ext == ".h5" || ext == ".hdf5") {
     std::vector<NamedImage> named;
-    for (std::size_t i = 0; i < plan.planes.size(); ++i) {
-      const auto& pl = plan.planes[i];
-      named.push_back({kind + std::to_string(pl.order), plan.plane_width(static_cast<int>(i)),
-                       plan.plane_height(static_cast<int>(i)), images.planes[i].data(), plan.labels[i],
+    for (std::size_t i = 0; i < problem.planes.size(); ++i) {
+      const auto& pl = problem.planes[i];
+      named.push_back({kind + std::to_string(pl.order), problem.plane_width(static_cast<int>(i)),
+                       problem.plane_height(static_cast<int>(i)), images.planes[i].data(), problem.labels[i],
                        pixel_size_nm / pl.upsample});
     }
-    named.push_back({"mean", plan.width, plan.height, images.mean.data(), "mean image", pixel_size_nm});
+    named.push_back({"mean", problem.width, problem.height, images.mean.data(), "mean image", pixel_size_nm});
     write_hdf5_images(path, named, software);
     return {path};
   }
@@ -64,27 +64,27 @@ std::vector<std::string> write_sofi_images(const std::string& path, const SofiPl
                          double px, const std::vector<std::string>& labels) {
     write_float_pages(file, w, h, pages, px, software, labels);
   };
-  if (!plan.planes.front().cross) {
+  if (!problem.planes.front().cross) {
     std::vector<const float*> pages;
-    std::vector<std::string> labels = plan.labels;
+    std::vector<std::string> labels = problem.labels;
     for (const auto& plane : images.planes) pages.push_back(plane.data());
     pages.push_back(images.mean.data());
     labels.push_back("mean");
-    write_pages(path, plan.width, plan.height, pages, pixel_size_nm, labels);
+    write_pages(path, problem.width, problem.height, pages, pixel_size_nm, labels);
     return {path};
   }
   // Cross-cumulant grids differ per order: one file each (ImageJ wants one size
   // per stack), appearing together.
   OutputGroup together;
   std::vector<std::string> files;
-  for (std::size_t i = 0; i < plan.planes.size(); ++i) {
-    const auto& pl = plan.planes[i];
+  for (std::size_t i = 0; i < problem.planes.size(); ++i) {
+    const auto& pl = problem.planes[i];
     files.push_back(sibling_path(path, "_" + std::string(kind) + std::to_string(pl.order) + ext));
-    write_pages(files.back(), plan.plane_width(static_cast<int>(i)), plan.plane_height(static_cast<int>(i)),
-                {images.planes[i].data()}, pixel_size_nm / pl.upsample, {plan.labels[i]});
+    write_pages(files.back(), problem.plane_width(static_cast<int>(i)), problem.plane_height(static_cast<int>(i)),
+                {images.planes[i].data()}, pixel_size_nm / pl.upsample, {problem.labels[i]});
   }
   files.push_back(sibling_path(path, "_mean" + ext));
-  write_pages(files.back(), plan.width, plan.height, {images.mean.data()}, pixel_size_nm, {"mean"});
+  write_pages(files.back(), problem.width, problem.height, {images.mean.data()}, pixel_size_nm, {"mean"});
   together.commit();
   return files;
 }

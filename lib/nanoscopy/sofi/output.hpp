@@ -7,20 +7,20 @@
 #include <string>
 #include <vector>
 
-#include "nanoscopy/backend/device.hpp"
+#include "nanoscopy/core/device.hpp"
 #include "nanoscopy/sofi/runner.hpp"
-#include "nanoscopy/sofi/sofi_plan.hpp"
+#include "nanoscopy/sofi/problem.hpp"
 
 namespace nanoscopy {
 
 // --post-smre PRM (nothing when `prm` is ""): restores each plane in place with
 // SMRE, its PSF sigma the camera's / sqrt(order) on the plane's own grid.
-void apply_post_smre(const std::string& prm, const SofiPlan& plan, SofiImages& images, const Device& device,
+void apply_post_smre(const std::string& prm, const SofiProblem& problem, SofiImages& images, const Device& device,
                      bool quiet, std::ostream& out);
 
 // Writes the planes and the mean (one file, or one per order and the mean, all
 // appearing together); returns the files written.
-std::vector<std::string> write_sofi_images(const std::string& path, const SofiPlan& plan, const SofiImages& images,
+std::vector<std::string> write_sofi_images(const std::string& path, const SofiProblem& problem, const SofiImages& images,
                                            double pixel_size_nm);
 
 // Before any work: a wrong extension or a missing directory is found in a second,

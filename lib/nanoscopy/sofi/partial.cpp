@@ -216,9 +216,9 @@ SofiPartial read_sofi_partial(const std::string& path) {
       p.sequence.count > std::int64_t{9'000'000'000'000'000} || !(0 <= p.begin && p.begin < p.end && p.end <= p.sequence.count))
     throw InputError(path, "its frame sequence, block or range make no sense (damaged partial file?)");
   r.frame_shape(f, "finished/frame_sum", p.height, p.width);
-  const SofiPlan plan = make_sofi_plan(p.width, p.height, p.options);
+  const SofiProblem problem = make_sofi_problem(p.width, p.height, p.options);
   auto& fin = p.acc.finished;
-  fin.reset(plan);
+  fin.reset(problem);
   fin.blocks = r.integer(f, "finished_blocks");
   fin.frames = r.integer(f, "finished_frames");
   const SofiBlocks blocks{p.sequence.count, p.block};
@@ -227,7 +227,7 @@ SofiPartial read_sofi_partial(const std::string& path) {
                                std::to_string(fin.frames) + " frames (damaged partial file?)");
   for (std::size_t i = 0; i < fin.planes.size(); ++i)
     fin.planes[i] = r.data<double>(f, "finished/plane" + std::to_string(i), fin.planes[i].size());
-  const std::size_t pixels = static_cast<std::size_t>(plan.pixels());
+  const std::size_t pixels = static_cast<std::size_t>(problem.pixels());
   fin.frame_sum = r.data<double>(f, "finished/frame_sum", pixels);
   h5::Id open = h5::group(H5Gopen2(f, "open", H5P_DEFAULT));
   if (open.valid()) {
@@ -240,7 +240,7 @@ SofiPartial read_sofi_partial(const std::string& path) {
       BlockSums b;
       b.shift = r.data<float>(f, g + "shift", pixels);
       b.frame_sum = r.data<double>(f, g + "frame_sum", pixels);
-      b.terms = r.data<double>(f, g + "terms", plan.terms.size() * pixels);
+      b.terms = r.data<double>(f, g + "terms", problem.terms.size() * pixels);
       h5::Id d = h5::dataset(H5Dopen2(f, (g + "terms").c_str(), H5P_DEFAULT));
       b.block = r.integer(d.get(), "block");
       b.frames = r.integer(d.get(), "frames");
@@ -271,11 +271,11 @@ SofiPartial merge_sofi_partials(const std::vector<std::string>& paths, int threa
   SofiPartial merged = first;
   merged.begin = 0;
   merged.end = first.sequence.count;
-  const SofiPlan plan = make_sofi_plan(first.width, first.height, first.options);
+  const SofiProblem problem = make_sofi_problem(first.width, first.height, first.options);
   merged.acc = {};
-  merged.acc.finished.reset(plan);
+  merged.acc.finished.reset(problem);
   for (std::size_t i : order) merge_accumulation(merged.acc, std::move(parts[i].acc), paths[i]);
-  close_open_blocks(plan, SofiBlocks{first.sequence.count, first.block}, merged.acc, paths[order.back()], threads);
+  close_open_blocks(problem, SofiBlocks{first.sequence.count, first.block}, merged.acc, paths[order.back()], threads);
   return merged;
 }
 

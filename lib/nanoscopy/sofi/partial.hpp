@@ -1,7 +1,7 @@
 // Partial SOFI sums on disk (sofi --frames A:B --partial part.h5; sofi merge).
 //
 // One HDF5 file per part. Root attributes: format ("nanoscopy sofi partial 1"),
-// stack and parameter fingerprints, the stack's name, the plan options (orders,
+// stack and parameter fingerprints, the stack's name, the problem options (orders,
 // lags, cross, moments, psf_sigma), the sequence (first, step, length), the
 // range [begin, end) this part summed, block, width, height, pixel_size_nm, and
 // the finished blocks/frames. Datasets (doubles unless noted):
@@ -15,16 +15,16 @@
 #include <cstdint>
 #include <string>
 
-#include "nanoscopy/sofi/sofi_plan.hpp"
+#include "nanoscopy/sofi/problem.hpp"
 #include "nanoscopy/sofi/runner.hpp"
 
 namespace nanoscopy {
 
 struct SofiPartial {
   std::string stack_fingerprint;      // which stack (size, frames, shape, type, first/last frame bytes)
-  std::string parameter_fingerprint;  // which parameters (plan, block, pre-SMRE file)
+  std::string parameter_fingerprint;  // which parameters (problem, block, pre-SMRE file)
   std::string stack_name;
-  SofiPlanOptions options;
+  SofiProblemOptions options;
   FrameSequence sequence;
   std::int64_t begin = 0, end = 0;
   std::int64_t block = 0;

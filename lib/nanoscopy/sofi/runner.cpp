@@ -36,13 +36,13 @@ void check_finite(const SofiRunInput& in, std::int64_t c, std::int64_t count, co
 
 }  // namespace
 
-SofiAccumulation run_sofi(const SofiPlan& plan, SofiEngine& engine, const SofiRunInput& in) {
+SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const SofiRunInput& in) {
   const StackInfo& info = in.reader->info();
-  if (info.width != plan.width || info.height != plan.height) throw std::logic_error("sofi plan and stack sizes differ");
+  if (info.width != problem.width || info.height != problem.height) throw std::logic_error("sofi problem and stack sizes differ");
   const SofiBlocks blocks{in.sequence.count, in.block};
-  check_blocks(blocks, plan.max_lag, info.path);
+  check_blocks(blocks, problem.max_lag, info.path);
   const std::int64_t capacity = engine.chunk_capacity();
-  const std::int64_t step_frames = capacity - plan.max_lag;
+  const std::int64_t step_frames = capacity - problem.max_lag;
   if (step_frames < 1) throw std::logic_error("sofi engine chunk not longer than the largest lag");
   const PixelType type = (info.type == PixelType::u16 && !in.filter) ? PixelType::u16 : PixelType::f32;
 
@@ -51,14 +51,14 @@ SofiAccumulation run_sofi(const SofiPlan& plan, SofiEngine& engine, const SofiRu
   FrameReader frames_in(*in.reader, in.extra_readers, in.sequence.step);
 
   SofiAccumulation acc;
-  acc.finished.reset(plan);
-  std::vector<float> shift(static_cast<std::size_t>(plan.pixels()));
+  acc.finished.reset(problem);
+  std::vector<float> shift(static_cast<std::size_t>(problem.pixels()));
   Progress progress(in.progress_label, in.end - in.begin, in.quiet);
   for (std::int64_t k = 0; k < blocks.count(); ++k) {
     const std::int64_t b0 = blocks.begin(k), b1 = blocks.end(k);
     const std::int64_t lo = std::max(in.begin, b0), sum_hi = std::min(in.end, b1);
     if (lo >= sum_hi) continue;
-    const std::int64_t tuple_hi = std::min(in.end, b1 - plan.max_lag);
+    const std::int64_t tuple_hi = std::min(in.end, b1 - problem.max_lag);
     frames_in.read(in.sequence.frame(b0), 1, PixelType::f32, shift.data());  // the raw first frame, even with a filter
     check_finite(in, b0, 1, shift.data());
     engine.start_block(shift);
@@ -66,14 +66,14 @@ SofiAccumulation run_sofi(const SofiPlan& plan, SofiEngine& engine, const SofiRu
     for (std::int64_t c = lo; c < sum_hi;) {
       const std::int64_t n = std::min(step_frames, sum_hi - c);
       const std::int64_t tuple_end = std::min(c + n, tuple_hi);
-      const std::int64_t load_end = std::min(b1, std::max(c + n, tuple_end + plan.max_lag));
+      const std::int64_t load_end = std::min(b1, std::max(c + n, tuple_end + problem.max_lag));
       const std::int64_t count = load_end - c;
       void* buffer = engine.input_buffer();
       frames_in.read(in.sequence.frame(c), count, type, buffer);
       if (type == PixelType::f32) check_finite(in, c, count, static_cast<const float*>(buffer));
       on_frames(in.sequence.frame(c), count, [&] {
         if (in.filter)
-          in.filter(std::span<float>(static_cast<float*>(buffer), static_cast<std::size_t>(count * plan.pixels())), count,
+          in.filter(std::span<float>(static_cast<float*>(buffer), static_cast<std::size_t>(count * problem.pixels())), count,
                     in.sequence.frame(c));
         engine.accumulate({type, c, count, tuple_end, c + n});
       });
@@ -103,13 +103,13 @@ SofiAccumulation run_sofi(const SofiPlan& plan, SofiEngine& engine, const SofiRu
   return acc;
 }
 
-SofiImages finish_images(const SofiPlan& plan, const PlaneSums& sums) {
+SofiImages finish_images(const SofiProblem& problem, const PlaneSums& sums) {
   if (sums.blocks < 1 || sums.frames < 1) throw InputError("sofi", "no complete block to make an image from");
   SofiImages out;
   out.blocks = sums.blocks;
   out.frames = sums.frames;
   const double inv_blocks = 1.0 / static_cast<double>(sums.blocks);
-  for (std::size_t p = 0; p < plan.planes.size(); ++p) {
+  for (std::size_t p = 0; p < problem.planes.size(); ++p) {
     std::vector<float> plane(sums.planes[p].size());
     for (std::size_t i = 0; i < plane.size(); ++i) plane[i] = static_cast<float>(sums.planes[p][i] * inv_blocks);
     out.planes.push_back(std::move(plane));

@@ -67,14 +67,14 @@ struct SofiRunInput {
   std::string progress_label = "sofi";
 };
 
-SofiAccumulation run_sofi(const SofiPlan& plan, SofiEngine& engine, const SofiRunInput& input);
+SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const SofiRunInput& input);
 
 // The final images: every plane divided by the block count, and the mean image.
 struct SofiImages {
-  std::vector<std::vector<float>> planes;  // plan.planes order
+  std::vector<std::vector<float>> planes;  // problem.planes order
   std::vector<float> mean;                 // width * height
   std::int64_t blocks = 0, frames = 0;
 };
-SofiImages finish_images(const SofiPlan& plan, const PlaneSums& sums);
+SofiImages finish_images(const SofiProblem& problem, const PlaneSums& sums);
 
 }  // namespace nanoscopy

@@ -13,8 +13,6 @@
 
 namespace nanoscopy {
 
-struct Device;
-
 class DetectEngine {
  public:
   virtual ~DetectEngine() = default;
@@ -28,9 +26,5 @@ class DetectEngine {
 
 // detect_cpu on `threads` threads (≤ 0: all). UsageError for invalid settings.
 std::unique_ptr<DetectEngine> make_cpu_detect_engine(const DetectSettings& settings, int threads);
-
-// The detect engine for a selected device (defined in the backend registry; the
-// CUDA engine uploads the frames and runs on the first GPU of the device).
-std::unique_ptr<DetectEngine> make_detect_engine(const Device& device, const DetectSettings& settings);
 
 }  // namespace nanoscopy

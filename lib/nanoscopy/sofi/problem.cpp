@@ -1,4 +1,4 @@
-#include "nanoscopy/sofi/sofi_plan.hpp"
+#include "nanoscopy/sofi/problem.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -21,7 +21,7 @@ using VarKey = std::tuple<int, int, int>;  // (dy, dx, lag)
 // Builds terms and the subset tables of each combination.
 class TermTable {
  public:
-  explicit TermTable(SofiPlan& plan) : plan_(plan) {}
+  explicit TermTable(SofiProblem& problem) : problem_(problem) {}
 
   void fill(SofiCombo& c) {
     for (int u = 1; u < (1 << c.order); ++u) {
@@ -44,16 +44,16 @@ class TermTable {
     SofiTerm term;
     term.size = static_cast<int>(canonical.size());
     for (int i = 0; i < term.size; ++i) term.var[i] = variable_index(canonical[static_cast<std::size_t>(i)]);
-    plan_.terms.push_back(term);
-    return terms_[canonical] = static_cast<int>(plan_.terms.size()) - 1;
+    problem_.terms.push_back(term);
+    return terms_[canonical] = static_cast<int>(problem_.terms.size()) - 1;
   }
   int variable_index(const VarKey& k) {
     if (auto it = variables_.find(k); it != variables_.end()) return it->second;
-    plan_.variables.push_back({std::get<1>(k), std::get<0>(k), std::get<2>(k)});
-    return variables_[k] = static_cast<int>(plan_.variables.size()) - 1;
+    problem_.variables.push_back({std::get<1>(k), std::get<0>(k), std::get<2>(k)});
+    return variables_[k] = static_cast<int>(problem_.variables.size()) - 1;
   }
 
-  SofiPlan& plan_;
+  SofiProblem& problem_;
   std::map<std::vector<VarKey>, int> terms_;
   std::map<VarKey, int> variables_;
 };
@@ -108,7 +108,7 @@ double spread_of(const std::vector<SofiVariable>& vars) {
   return s;
 }
 
-void check_options(const SofiPlanOptions& o, std::vector<int>& lags) {
+void check_options(const SofiProblemOptions& o, std::vector<int>& lags) {
   if (o.orders.empty()) throw UsageError("--orders", "no cumulant order given");
   const int max_allowed = o.cross ? kSofiMaxCrossOrder : kSofiMaxOrder;
   std::set<int> seen;
@@ -136,15 +136,15 @@ void check_options(const SofiPlanOptions& o, std::vector<int>& lags) {
 
 }  // namespace
 
-SofiPlan make_sofi_plan(std::int64_t width, std::int64_t height, const SofiPlanOptions& options) {
+SofiProblem make_sofi_problem(std::int64_t width, std::int64_t height, const SofiProblemOptions& options) {
   std::vector<int> lags = options.lags;
   check_options(options, lags);
   if (width < 1 || height < 1) throw UsageError("sofi", "empty frame");
-  SofiPlan plan;
-  plan.width = width;
-  plan.height = height;
-  plan.moments = options.moments;
-  TermTable table(plan);
+  SofiProblem problem;
+  problem.width = width;
+  problem.height = height;
+  problem.moments = options.moments;
+  TermTable table(problem);
   const char* what = options.moments ? "central moment" : "cumulant";
   for (int n : options.orders) {
     SofiPlane plane;
@@ -154,34 +154,34 @@ SofiPlan make_sofi_plan(std::int64_t width, std::int64_t height, const SofiPlanO
       SofiCombo c;
       c.order = n;
       for (int i = 0; i < n; ++i) c.vars[i] = {0, 0, lags[static_cast<std::size_t>(i)]};
-      for (int i = 0; i < n; ++i) plan.max_lag = std::max(plan.max_lag, lags[static_cast<std::size_t>(i)]);
+      for (int i = 0; i < n; ++i) problem.max_lag = std::max(problem.max_lag, lags[static_cast<std::size_t>(i)]);
       table.fill(c);
-      plane.combo_begin[0] = static_cast<int>(plan.combos.size());
-      plan.combos.push_back(c);
-      plane.combo_begin[1] = static_cast<int>(plan.combos.size());
-      plan.labels.push_back("order " + std::to_string(n) + " auto-" + what + ", lags " + join_ints(std::span<const int>(lags).first(static_cast<std::size_t>(n))));
+      plane.combo_begin[0] = static_cast<int>(problem.combos.size());
+      problem.combos.push_back(c);
+      plane.combo_begin[1] = static_cast<int>(problem.combos.size());
+      problem.labels.push_back("order " + std::to_string(n) + " auto-" + what + ", lags " + join_ints(std::span<const int>(lags).first(static_cast<std::size_t>(n))));
     } else {
       plane.upsample = n;
       for (int s = 0; s < n * n; ++s) {
-        plane.combo_begin[s] = static_cast<int>(plan.combos.size());
+        plane.combo_begin[s] = static_cast<int>(problem.combos.size());
         for (const auto& vars : cross_combinations(n, s % n, s / n)) {
           SofiCombo c;
           c.order = n;
           for (int i = 0; i < n; ++i) c.vars[i] = vars[static_cast<std::size_t>(i)];
           c.factor = std::exp(spread_of(vars) / (2.0 * n * options.psf_sigma * options.psf_sigma));
           table.fill(c);
-          plan.combos.push_back(c);
+          problem.combos.push_back(c);
         }
       }
-      plane.combo_begin[n * n] = static_cast<int>(plan.combos.size());
+      plane.combo_begin[n * n] = static_cast<int>(problem.combos.size());
       std::ostringstream label;
       label << "order " << n << " cross-" << what << ", " << n << "x grid, zero lag, PSF sigma " << options.psf_sigma
             << " px";
-      plan.labels.push_back(label.str());
+      problem.labels.push_back(label.str());
     }
-    plan.planes.push_back(plane);
+    problem.planes.push_back(plane);
   }
-  return plan;
+  return problem;
 }
 
 std::string join_ints(std::span<const int> values) {
@@ -193,7 +193,7 @@ std::string join_ints(std::span<const int> values) {
   return out;
 }
 
-std::string SofiPlan::describe() const {
+std::string SofiProblem::describe() const {
   std::ostringstream out;
   out << width << "x" << height << (moments ? " moments" : " cumulants");
   for (const auto& label : labels) out << "; " << label;

@@ -1,7 +1,8 @@
-// Backend selection: `--device auto|cpu|cuda|cuda:N|cuda:all`. The CPU backend
-// always exists; CUDA exists when compiled in (NANOSCOPY_HAVE_CUDA) and a GPU
-// is visible. Asking for CUDA without a usable GPU is a DeviceError, never a
-// silent CPU run; `auto` uses the GPU when there is one and says so once.
+// Where a run computes: `--device auto|cpu|cuda|cuda:N|cuda:all` parsed into a
+// request, and the Device it resolves to (backend/registry.hpp select_device:
+// CUDA when compiled in and a GPU is visible; asking for CUDA without a usable
+// GPU is a DeviceError, never a silent CPU run). Plain values every layer may
+// hold; only the registry turns them into engines.
 #pragma once
 
 #include <cstddef>
@@ -35,16 +36,7 @@ struct Device {
   DeviceKind kind = DeviceKind::cpu;
   std::vector<int> gpus;  // CUDA device indices (one, or several for cuda:all)
   int cpu_threads = 1;    // for the CPU backend
+  int visible_gpus = 0;   // GPUs this process sees (MPI ranks share them out: cluster/mpi.hpp)
 };
-
-bool cuda_compiled();                       // NANOSCOPY_HAVE_CUDA
-std::vector<GpuInfo> list_gpus(std::string* why_none = nullptr);  // empty without CUDA build or GPU
-int cuda_driver_version();                  // 0 when unknown
-int cuda_runtime_version();
-
-// Resolves a request against what this machine has. DeviceError for cuda
-// without a usable GPU or an index out of range; `auto` falls back to the CPU
-// and, unless quiet, says why on stderr.
-Device select_device(const DeviceRequest& request, bool quiet);
 
 }  // namespace nanoscopy

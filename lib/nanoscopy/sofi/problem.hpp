@@ -38,7 +38,7 @@ struct SofiVariable {
 // One accumulated product: sum_t prod_i G(p + vars[i].offset, t + vars[i].lag).
 struct SofiTerm {
   int size = 0;
-  int var[kSofiMaxOrder] = {};  // indices into SofiPlan::variables (sorted)
+  int var[kSofiMaxOrder] = {};  // indices into SofiProblem::variables (sorted)
 };
 
 // One estimate: the joint cumulant of `order` variables.
@@ -62,9 +62,9 @@ struct SofiPlane {
   int upsample = 1;
   bool cross = false;
   int combo_begin[kSofiMaxOrder * kSofiMaxOrder + 1] = {};
-};  // plain data: copied to the GPU as bytes (the label lives in SofiPlan::labels)
+};  // plain data: copied to the GPU as bytes (the label lives in SofiProblem::labels)
 
-struct SofiPlanOptions {
+struct SofiProblemOptions {
   std::vector<int> orders{2, 3, 4};  // 2..6 (auto), 2..4 (cross)
   std::vector<int> lags;             // empty: 0, 1, ..., max order - 1; order n uses lags[0..n)
   bool cross = false;                // cross-cumulants on finer grids instead of auto-cumulants
@@ -73,7 +73,7 @@ struct SofiPlanOptions {
   bool allow_repeated_lags = false;  // tests only: repeated lags keep the noise in
 };
 
-struct SofiPlan {
+struct SofiProblem {
   std::int64_t width = 0, height = 0;  // camera frame
   int max_lag = 0;                     // a block's tuples are t in [b0, b1 - max_lag)
   bool moments = false;
@@ -86,7 +86,7 @@ struct SofiPlan {
   std::int64_t pixels() const { return width * height; }
   std::int64_t plane_width(int p) const { return width * planes[static_cast<std::size_t>(p)].upsample; }
   std::int64_t plane_height(int p) const { return height * planes[static_cast<std::size_t>(p)].upsample; }
-  // A text that changes whenever the plan does (partial-file fingerprints).
+  // A text that changes whenever the problem does (partial-file fingerprints).
   std::string describe() const;
 };
 
@@ -94,7 +94,7 @@ struct SofiPlan {
 std::string join_ints(std::span<const int> values);
 
 // Validates the options (UsageError: order outside 2..6 or 2..4 with cross, lags
-// negative, not distinct, or fewer than the largest order) and builds the plan.
-SofiPlan make_sofi_plan(std::int64_t width, std::int64_t height, const SofiPlanOptions& options);
+// negative, not distinct, or fewer than the largest order) and builds the problem.
+SofiProblem make_sofi_problem(std::int64_t width, std::int64_t height, const SofiProblemOptions& options);
 
 }  // namespace nanoscopy

@@ -1,0 +1,69 @@
+// The backend registry: the one door from the tools (and bench) to the engines.
+// A tool selects a Device (core/device.hpp) and asks here for the engine of an
+// algorithm; the registry returns the CPU reference or, for a GPU device, the
+// accelerator's engine (backend/accelerator.hpp). Domain code never includes
+// this header: runners receive the engine they run.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nanoscopy/core/device.hpp"
+#include "nanoscopy/fit/engine.hpp"
+#include "nanoscopy/frc/engine.hpp"
+#include "nanoscopy/loc/detect/engine.hpp"
+#include "nanoscopy/loc/localize_engine.hpp"
+#include "nanoscopy/smre/engine.hpp"
+#include "nanoscopy/sofi/engine.hpp"
+
+namespace nanoscopy {
+
+// ------------------------------------------------------------ devices
+
+bool cuda_compiled();  // an accelerator backend is compiled in (NANOSCOPY_HAVE_CUDA)
+std::vector<GpuInfo> list_gpus(std::string* why_none = nullptr);  // empty without CUDA build or GPU
+int cuda_driver_version();   // 0 when unknown
+int cuda_runtime_version();  // 0 when unknown
+
+// Resolves a request against what this machine has. DeviceError for cuda
+// without a usable GPU or an index out of range; `auto` falls back to the CPU
+// and, unless quiet, says why on stderr.
+Device select_device(const DeviceRequest& request, bool quiet);
+
+// ------------------------------------------------------------ engines
+// CPU devices get the reference engine on device.cpu_threads threads; GPU
+// devices the accelerator's (on the device's first GPU; the fit spreads over
+// all of them). DeviceError when the build has no accelerator.
+
+std::unique_ptr<FitEngine> make_fit_engine(const Device& device, const FitSettings& settings);
+std::unique_ptr<DetectEngine> make_detect_engine(const Device& device, const DetectSettings& settings);
+std::unique_ptr<LocalizeEngine> make_localize_engine(const Device& device, const LocalizeSettings& settings);
+std::unique_ptr<SmreEngine> make_smre_engine(const Device& device, const SmreProblem& problem,
+                                             std::int64_t max_batch);
+std::unique_ptr<SofiEngine> make_sofi_engine(const Device& device, const SofiProblem& problem, std::int64_t chunk_frames);
+std::unique_ptr<FrcEngine> make_frc_engine(const Device& device, const FrcGeometry& geometry);
+
+// ------------------------------------------------------------ bench
+// Kernels timed on data already on the device; nullopt on the CPU.
+
+// Seconds per repeat of fitting `batch` on the device's first GPU; `out` gets the fits.
+std::optional<double> time_device_resident_fit(const Device& device, const FitSettings& settings,
+                                               const RoiBatch& batch, int repeats, std::span<FitResult> out);
+
+// The GPU's accumulate work alone, on `frames` random uint16 frames already in
+// device memory: seconds per pass over them, the device-memory bytes one pass
+// needs at least (every frame read once, the sums read and written), and the
+// nominal peak memory bandwidth (bytes/s).
+struct SofiDeviceTiming {
+  double seconds = 0;
+  double bytes = 0;
+  double peak_bandwidth = 0;
+};
+std::optional<SofiDeviceTiming> time_device_resident_sofi(const Device& device, const SofiProblem& problem,
+                                                          std::int64_t frames, int repeats);
+
+}  // namespace nanoscopy

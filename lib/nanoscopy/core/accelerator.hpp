@@ -1,0 +1,59 @@
+// What an accelerator backend gives the registry: one table of entry points.
+// kernels/ (CUDA) fills one in kernels/common/accelerator_cuda.cpp; the
+// registry (backend/registry.cpp) holds the one `#if` that picks the table this
+// build has. A second accelerator (HIP, SYCL, …) is one more table and one more
+// branch there — no tool, runner or domain file changes. It lives in core/, the
+// bottom layer, so that kernels/ implements it without including anything above
+// the domain engines (imports run one way: core ← domains ← kernels ← backend).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nanoscopy/core/device.hpp"
+
+namespace nanoscopy {
+
+class FitEngine;
+class DetectEngine;
+class LocalizeEngine;
+class SmreEngine;
+class SofiEngine;
+class FrcEngine;
+struct FitSettings;
+struct FitResult;
+struct RoiBatch;
+struct DetectSettings;
+struct LocalizeSettings;
+struct SmreProblem;
+struct SofiProblem;
+struct FrcGeometry;
+
+struct Accelerator {
+  const char* name;  // "cuda": the prefix of its devices' names (cuda:0)
+
+  // Devices and versions.
+  std::vector<GpuInfo> (*list_devices)(std::string* why_none);
+  int (*driver_version)();   // 0 when unknown
+  int (*runtime_version)();  // 0 when unknown
+  double (*peak_memory_bandwidth)(int gpu);  // bytes/s
+
+  // One factory per engine; `gpu` is the device index (the fit spreads over all of `gpus`).
+  std::unique_ptr<FitEngine> (*make_fit_engine)(const std::vector<int>& gpus, const FitSettings& settings);
+  std::unique_ptr<DetectEngine> (*make_detect_engine)(int gpu, const DetectSettings& settings);
+  std::unique_ptr<LocalizeEngine> (*make_localize_engine)(int gpu, const LocalizeSettings& settings);
+  std::unique_ptr<SmreEngine> (*make_smre_engine)(int gpu, const SmreProblem& problem, std::int64_t max_batch);
+  std::unique_ptr<SofiEngine> (*make_sofi_engine)(int gpu, const SofiProblem& problem, std::int64_t chunk_frames);
+  std::unique_ptr<FrcEngine> (*make_frc_engine)(int gpu, const FrcGeometry& geometry);
+
+  // bench: kernels timed on data already on the device (seconds per repeat).
+  double (*time_device_resident_fit)(int gpu, const FitSettings& settings, const RoiBatch& batch, int repeats,
+                                     std::span<FitResult> out);
+  double (*time_device_resident_sofi)(int gpu, const SofiProblem& problem, std::int64_t frames, int repeats,
+                                      std::int64_t* bytes);
+};
+
+}  // namespace nanoscopy
