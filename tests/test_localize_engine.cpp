@@ -53,7 +53,8 @@ TEST_CASE("CPU localize engine: candidates outside the regions are counted but n
   m.on_fraction = 0.3;
   m.seed = 21;
   const std::vector<std::uint16_t> movie = nanoscopy::test::simulated_movie_u16(m);
-  const ChunkPixels chunk{movie.data(), PixelType::u16, 40, m.frames, m.width, m.height};
+  const ChunkPixels chunk{movie.data(), PixelType::u16, 40, m.frames, static_cast<int>(m.width),
+                          static_cast<int>(m.height)};
 
   const Output all = localize({}, chunk);
   REQUIRE(all.candidates.size() > 20);  // the movie has spots: the test is not vacuous
