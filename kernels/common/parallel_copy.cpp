@@ -5,7 +5,7 @@
 
 namespace nanoscopy::cuda {
 namespace {
-constexpr std::size_t split_above = 256u << 10;  // below: one memcpy on the caller's thread
+constexpr std::size_t kSplitAbove = 256u << 10;  // below: one memcpy on the caller's thread
 }
 
 ParallelCopy::ParallelCopy(unsigned threads) {
@@ -23,7 +23,7 @@ ParallelCopy::~ParallelCopy() {
 }
 
 void ParallelCopy::copy(void* dst, const void* src, std::size_t bytes) {
-  if (bytes < split_above || workers_.empty()) {
+  if (bytes < kSplitAbove || workers_.empty()) {
     std::memcpy(dst, src, bytes);
     return;
   }

@@ -19,15 +19,15 @@ namespace {
 
 // Chunks of at least this many pixel bytes (and fits) stream through the
 // slots, so the host copy of one overlaps the transfer and fit of another.
-constexpr std::int64_t min_chunk_bytes = 256 << 10;
-constexpr std::int64_t min_chunk_fits = 512;
-constexpr std::int64_t min_split_fits = 16384;      // cuda:all splits batches above this
-constexpr std::int64_t max_chunk_cap = 1 << 20;     // bounds the pinned staging
+constexpr std::int64_t kMinChunkBytes = 256 << 10;
+constexpr std::int64_t kMinChunkFits = 512;
+constexpr std::int64_t kMinSplitFits = 16384;      // cuda:all splits batches above this
+constexpr std::int64_t kMaxChunkCap = 1 << 20;     // bounds the pinned staging
 // Every chunk costs host time (a staging copy and three API calls) and a
 // small kernel runs far below the GPU's rate: a mid-size batch is cut into one
 // chunk per slot, a large one (2 MiB of pixels per chunk and more) into up to 8.
-constexpr std::int64_t max_pipeline_chunks = 8;
-constexpr std::int64_t bytes_per_extra_chunk = 2 << 20;
+constexpr std::int64_t kMaxPipelineChunks = 8;
+constexpr std::int64_t kBytesPerExtraChunk = 2 << 20;
 
 }  // namespace
 
@@ -75,7 +75,7 @@ struct FitPlan::Impl {
     // A quarter of the free memory over the slots, leaving room for others.
     const std::int64_t by_memory =
         static_cast<std::int64_t>(free_bytes / 4) / static_cast<std::int64_t>(slots.size()) / bytes_per_fit;
-    const std::int64_t cap = std::min(by_memory, max_chunk_cap);
+    const std::int64_t cap = std::min(by_memory, kMaxChunkCap);
     if (cap < 1) throw DeviceError("cuda:" + std::to_string(device), "not enough free GPU memory to fit spots");
     return cap;
   }
@@ -157,11 +157,11 @@ void FitPlan::fit(const RoiBatch& batch, std::span<FitResult> out) {
   const std::int64_t bytes_per_fit = pixel_bytes + static_cast<std::int64_t>(sizeof(FitResult)) +
                                      (with_guesses ? static_cast<std::int64_t>(sizeof(SpotGuess)) : 0);
   const std::int64_t cap = im.chunk_capacity(bytes_per_fit);
-  const std::int64_t min_chunk = std::max(min_chunk_fits, min_chunk_bytes / pixel_bytes);
+  const std::int64_t min_chunk = std::max(kMinChunkFits, kMinChunkBytes / pixel_bytes);
   std::int64_t chunk = batch.count;
   if (batch.count >= 2 * min_chunk) {
     const std::int64_t slots = static_cast<std::int64_t>(im.slots.size());
-    const std::int64_t chunks = std::clamp(batch.count * pixel_bytes / bytes_per_extra_chunk, slots, max_pipeline_chunks);
+    const std::int64_t chunks = std::clamp(batch.count * pixel_bytes / kBytesPerExtraChunk, slots, kMaxPipelineChunks);
     chunk = std::clamp((batch.count + chunks - 1) / chunks, min_chunk, batch.count);
   }
   chunk = std::min(chunk, cap);
@@ -252,7 +252,7 @@ class CudaFitEngine final : public FitEngine {
       throw UsageError("fit", "the result buffer holds " + std::to_string(out.size()) + " fits, the batch " +
                                   std::to_string(batch.count));
     const std::int64_t parts = std::min<std::int64_t>(static_cast<std::int64_t>(plans_.size()),
-                                                      std::max<std::int64_t>(1, batch.count / min_split_fits));
+                                                      std::max<std::int64_t>(1, batch.count / kMinSplitFits));
     if (parts <= 1) {
       plans_.front().fit(batch, out);
       return;

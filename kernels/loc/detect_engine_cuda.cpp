@@ -15,8 +15,8 @@ namespace {
 
 // Frames are filtered in blocks of at most this many pixels (three float
 // buffers of it: 192 MiB), and of at most 65535 frames (the grid's z extent).
-constexpr std::int64_t max_block_pixels = std::int64_t{1} << 24;
-constexpr std::int64_t max_block_frames = 65535;
+constexpr std::int64_t kMaxBlockPixels = std::int64_t{1} << 24;
+constexpr std::int64_t kMaxBlockFrames = 65535;
 
 // Grows to at least n elements, keeping the first `used` (copied on `stream`).
 template <typename T>
@@ -34,7 +34,7 @@ DetectWeights make_weights(const DetectSettings& s) {
   const std::vector<float> w1 = gaussian_weights(s.dog_sigma1), w2 = gaussian_weights(s.dog_sigma2);
   w.r1 = static_cast<int>(w1.size() / 2);
   w.r2 = static_cast<int>(w2.size() / 2);
-  if (w.r1 > max_dog_radius || w.r2 > max_dog_radius) throw UsageError("dog_sigma", "filter wider than supported");
+  if (w.r1 > kMaxDogRadius || w.r2 > kMaxDogRadius) throw UsageError("dog_sigma", "filter wider than supported");
   std::copy(w1.begin(), w1.end(), w.w1);
   std::copy(w2.begin(), w2.end(), w.w2);
   return w;
@@ -113,7 +113,7 @@ std::int64_t DetectPlan::detect_device(const void* d_frames, PixelType type, std
   const std::int64_t bpp = static_cast<std::int64_t>(bytes_per_pixel(type));
   const int box = im.settings.box;
   const std::int64_t roi = static_cast<std::int64_t>(box) * box;
-  const std::int64_t block = std::min({count, std::max<std::int64_t>(1, max_block_pixels / n), max_block_frames});
+  const std::int64_t block = std::min({count, std::max<std::int64_t>(1, kMaxBlockPixels / n), kMaxBlockFrames});
   const int spacing = box / 2 + 1;  // candidates are at least this far apart (Chebyshev)
   const std::int64_t per_frame =
       ((width + spacing - 1) / spacing) * static_cast<std::int64_t>((height + spacing - 1) / spacing);

@@ -66,7 +66,7 @@ __global__ void row_kernel(const Raw* raw, int width, int height, const float* m
 // grid (column tiles, row tiles, frames), block (col_tile_x, col_threads_y).
 __global__ void column_kernel(int width, int height, DetectWeights w, const float* rows1, const float* rows2,
                               const float* norm, float* filtered) {
-  constexpr int span = col_tile_y + 2 * max_dog_radius;
+  constexpr int span = col_tile_y + 2 * kMaxDogRadius;
   __shared__ float s1[span][col_tile_x];
   __shared__ float s2[span][col_tile_x];
   const int r = w.r1 > w.r2 ? w.r1 : w.r2;

@@ -14,8 +14,8 @@
 namespace nanoscopy::cuda {
 
 struct DetectWeights {
-  float w1[2 * max_dog_radius + 1];
-  float w2[2 * max_dog_radius + 1];
+  float w1[2 * kMaxDogRadius + 1];
+  float w2[2 * kMaxDogRadius + 1];
   int r1 = 0, r2 = 0;  // taps = 2r + 1
 };
 

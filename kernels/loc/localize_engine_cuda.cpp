@@ -20,7 +20,7 @@ namespace nanoscopy::cuda {
 namespace {
 
 // Pageable input is staged in pieces of this size, two buffers in turn.
-constexpr std::size_t staging_piece_bytes = std::size_t{8} << 20;
+constexpr std::size_t kStagingPieceBytes = std::size_t{8} << 20;
 
 }  // namespace
 
@@ -39,9 +39,9 @@ struct LocalizePlan::Impl {
   PinnedBuffer<RoiOrigin> h_origins;
   PinnedBuffer<FitResult> h_fits;
 
-  Impl(int device_, const LocalizeSettings& settings)
-      : device(device_), box(settings.detect.box), detect(device_, settings.detect, settings.regions),
-        fit(device_, settings.fit),
+  Impl(int gpu, const LocalizeSettings& settings)
+      : device(gpu), box(settings.detect.box), detect(gpu, settings.detect, settings.regions),
+        fit(gpu, settings.fit),
         staged{Event(cudaEventDisableTiming), Event(cudaEventDisableTiming)} {}
 
   void upload(const unsigned char* src, std::size_t bytes) {
@@ -50,7 +50,7 @@ struct LocalizePlan::Impl {
       NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(d_frames.get(), src, bytes, cudaMemcpyHostToDevice, s));
       return;
     }
-    const std::size_t piece = std::min(bytes, staging_piece_bytes);
+    const std::size_t piece = std::min(bytes, kStagingPieceBytes);
     grow(staging[0], piece);
     grow(staging[1], piece);
     int k = 0;

@@ -35,8 +35,8 @@
 namespace nanoscopy::cuda {
 namespace {
 
-constexpr double memory_share = 0.85;       // of the free device memory a batch may take
-constexpr std::int64_t max_grid_frames = 65535;  // the grid's y/z extent
+constexpr double kMemoryShare = 0.85;       // of the free device memory a batch may take
+constexpr std::int64_t kMaxGridFrames = 65535;  // the grid's y/z extent
 
 std::string gib(double bytes) {
   char text[32];
@@ -111,7 +111,7 @@ class CudaSmreEngine final : public SmreEngine {
     scalars_.lambda = static_cast<float>(s.lambda);
     scalars_.alpha1 = static_cast<float>(s.alpha1);
     scalars_.alpha2 = static_cast<float>(s.alpha2);
-    for (int k = 0; k < icd_scales; ++k)
+    for (int k = 0; k < kIcdScales; ++k)
       icd_c_[static_cast<std::size_t>(k)] = static_cast<float>(p_.weights.c_for_edge(1 << k));
   }
 
@@ -224,7 +224,7 @@ class CudaSmreEngine final : public SmreEngine {
     std::size_t free = 0, total = 0;
     NANOSCOPY_CUDA_CHECK(cudaMemGetInfo(&free, &total));
     const std::int64_t per_frame = bytes_per_frame(p_);
-    const auto budget = static_cast<std::int64_t>(memory_share * static_cast<double>(free));
+    const auto budget = static_cast<std::int64_t>(kMemoryShare * static_cast<double>(free));
     const std::int64_t fits = budget / per_frame;
     if (fits < 1) {
       std::string what = "SMRE needs " + gib(static_cast<double>(per_frame)) + " of GPU memory for one " +
@@ -235,7 +235,7 @@ class CudaSmreEngine final : public SmreEngine {
       what += ", but only " + gib(static_cast<double>(budget)) + " (85% of the free memory) is available";
       throw DeviceError("cuda:" + std::to_string(gpu_), what);
     }
-    return std::max<std::int64_t>(1, std::min({max_batch, fits, max_grid_frames}));
+    return std::max<std::int64_t>(1, std::min({max_batch, fits, kMaxGridFrames}));
   }
 
   void allocate() {
@@ -322,7 +322,7 @@ class CudaSmreEngine final : public SmreEngine {
       return;
     }
     NANOSCOPY_CUDA_CHECK(cudaMemsetAsync(st.sweeps.get(), 0, static_cast<std::size_t>(count_) * sizeof(int), stream));
-    for (int pass = 0; pass < icd_passes; ++pass)
+    for (int pass = 0; pass < kIcdPasses; ++pass)
       launch_icd_pass(d, pass, icd_c_, s.dykstra_max_sweeps, s.icd_sweeps, st.sweeps.get(), st.icd_q.get(), stream);
   }
 
@@ -341,7 +341,7 @@ class CudaSmreEngine final : public SmreEngine {
   std::string name_;
   std::int64_t capacity_ = 0, count_ = 0;
   SmreScalars scalars_;
-  std::array<float, icd_scales> icd_c_{};
+  std::array<float, kIcdScales> icd_c_{};
   std::unique_ptr<State> st_;
   std::vector<std::uint8_t> warm_;  // per frame of the capacity: q holds a projection since start()
 };

@@ -16,10 +16,10 @@ namespace {
 
 using smre_detail::group_sum;
 
-constexpr int tile = icd_tile;
+constexpr int tile = kIcdTile;
 constexpr int tile_pixels = tile * tile;
-constexpr int top_scale = icd_scales - 1;  // edge 32
-static_assert(tile == 32 && icd_scales == 6 && icd_passes == 5, "the Morton layout assumes 32x32 tiles");
+constexpr int top_scale = kIcdScales - 1;  // edge 32
+static_assert(tile == 32 && kIcdScales == 6 && kIcdPasses == 5, "the Morton layout assumes 32x32 tiles");
 
 struct IcdArgs {
   float* eps;
@@ -31,7 +31,7 @@ struct IcdArgs {
   float* q;                  // this pass's q of frame 0 (scale Pass, tile 0); null: none kept
   std::int64_t q_frame;      // floats between frames' q
   std::int64_t q_scale;      // floats between scales' q (tiles of the pass * 1024)
-  float c[icd_scales];  // by scale s (edge 2^s)
+  float c[kIcdScales];  // by scale s (edge 2^s)
   int max_sweeps, fixed_sweeps;
   int* sweeps;
 };
@@ -85,7 +85,7 @@ __device__ __forceinline__ float square_sum(float v, Scratch& s, int& buf) {
 
 // One Dykstra step of scale S on this thread's pixel: y = eps - q, eps = f y, q = eps - y.
 template <int S, int Pass>
-__device__ __forceinline__ void scale_step(float& e, float (&q)[icd_scales], const IcdArgs& p, float sigma2,
+__device__ __forceinline__ void scale_step(float& e, float (&q)[kIcdScales], const IcdArgs& p, float sigma2,
                                            Scratch& s, int& buf) {
   if constexpr (S >= Pass) {
     const float y = e - q[S];
@@ -112,7 +112,7 @@ __global__ void __launch_bounds__(tile_pixels) icd_pass_kernel(IcdArgs p) {
   const float sigma2 = p.sigma2[f];
   const double tol = p.tol[f];
   float e = *pixel;
-  float q[icd_scales] = {};
+  float q[kIcdScales] = {};
   float* const q_mem =
       p.q == nullptr ? nullptr
                      : p.q + f * p.q_frame +
@@ -120,9 +120,9 @@ __global__ void __launch_bounds__(tile_pixels) icd_pass_kernel(IcdArgs p) {
   if (q_mem != nullptr && p.warm != nullptr && p.warm[f] != 0) {
     // Warm start: the previous projection's q; e = eps + sum_s q_s (scales in project_icd_cpu's order).
 #pragma unroll
-    for (int s = Pass; s < icd_scales; ++s) q[s] = q_mem[(s - Pass) * p.q_scale];
+    for (int s = Pass; s < kIcdScales; ++s) q[s] = q_mem[(s - Pass) * p.q_scale];
 #pragma unroll
-    for (int s = Pass; s < icd_scales; ++s) e += q[s];
+    for (int s = Pass; s < kIcdScales; ++s) e += q[s];
   }
   // The 32-px square's sum of the next sweep is taken with the previous sweep's change.
   const float first = e - q[top_scale];
@@ -150,7 +150,7 @@ __global__ void __launch_bounds__(tile_pixels) icd_pass_kernel(IcdArgs p) {
   *pixel = e;
   if (q_mem != nullptr) {
 #pragma unroll
-    for (int s = Pass; s < icd_scales; ++s) q_mem[(s - Pass) * p.q_scale] = q[s];
+    for (int s = Pass; s < kIcdScales; ++s) q_mem[(s - Pass) * p.q_scale] = q[s];
   }
   if (t == 0) atomicMax(p.sweeps + f, sweep);
 }
@@ -162,7 +162,7 @@ std::int64_t pass_tiles(std::int64_t side, int pass) {
 
 // Floats of one frame's q of pass `pass`: its scales 2^pass .. 32, 1024 per tile.
 std::int64_t pass_q_floats(std::int64_t width, std::int64_t height, int pass) {
-  return (icd_scales - pass) * pass_tiles(width, pass) * pass_tiles(height, pass) * tile_pixels;
+  return (kIcdScales - pass) * pass_tiles(width, pass) * pass_tiles(height, pass) * tile_pixels;
 }
 
 template <int Pass>
@@ -182,7 +182,7 @@ void launch_pass(const DykstraFrames& d, IcdArgs p, cudaStream_t stream) {
 
 std::int64_t icd_q_floats(std::int64_t width, std::int64_t height) {
   std::int64_t floats = 0;
-  for (int pass = 0; pass < icd_passes; ++pass) floats += pass_q_floats(width, height, pass);
+  for (int pass = 0; pass < kIcdPasses; ++pass) floats += pass_q_floats(width, height, pass);
   return floats;
 }
 
@@ -199,7 +199,7 @@ void launch_icd_pass(const DykstraFrames& d, int pass, const std::array<float, 6
   p.warm = d.warm;
   p.q = q;
   p.q_frame = q == nullptr ? 0 : icd_q_floats(d.width, d.height);
-  for (int s = 0; s < icd_scales; ++s) p.c[s] = c[static_cast<std::size_t>(s)];
+  for (int s = 0; s < kIcdScales; ++s) p.c[s] = c[static_cast<std::size_t>(s)];
   p.max_sweeps = max_sweeps;
   p.fixed_sweeps = fixed_sweeps;
   p.sweeps = sweeps;

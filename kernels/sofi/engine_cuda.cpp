@@ -31,7 +31,7 @@
 namespace nanoscopy::cuda {
 namespace {
 
-constexpr double memory_share = 0.85;  // of the free device memory the engine may take
+constexpr double kMemoryShare = 0.85;  // of the free device memory the engine may take
 
 std::string gb(double bytes) {
   char text[32];
@@ -165,7 +165,7 @@ class CudaSofiEngine final : public SofiEngine {
     multiprocessors_ = multiprocessors_of(gpu_);
     std::size_t free_bytes = 0, total_bytes = 0;
     NANOSCOPY_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    const double budget = memory_share * static_cast<double>(free_bytes);
+    const double budget = kMemoryShare * static_cast<double>(free_bytes);
     const double fixed = sum_bytes(plan_);
     const double per_frame = 2.0 * static_cast<double>(plan_.pixels()) * sizeof(float);  // two frame buffers
     const std::int64_t fit = fixed < budget ? static_cast<std::int64_t>((budget - fixed) / per_frame) : 0;

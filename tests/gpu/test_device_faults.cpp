@@ -66,7 +66,8 @@ TEST_CASE("a chunk larger than the free device memory is localized in pieces, wi
   m.on_fraction = 0.2;
   m.seed = 4;
   const std::vector<std::uint16_t> movie = simulated_movie_u16(m);  // 786 MB
-  const ChunkPixels chunk{movie.data(), PixelType::u16, 0, m.frames, m.width, m.height};
+  const ChunkPixels chunk{movie.data(), PixelType::u16, 0, m.frames, static_cast<int>(m.width),
+                          static_cast<int>(m.height)};
   const Device gpu = select_device(DeviceRequest::parse("cuda"), true);
   Found whole;
   {

@@ -323,7 +323,7 @@ void run_fit_bench(FitBenchOptions o, std::uint64_t seed, int repeats, bool quie
     o.accuracy_fits = std::min<std::int64_t>(o.accuracy_fits, 10000);
   }
   for (int s : o.sizes)
-    if (s < 1 || s * s > max_roi_pixels) throw UsageError("--sizes", "ROI edge " + std::to_string(s) + " is outside 1…32");
+    if (s < 1 || s * s > kMaxRoiPixels) throw UsageError("--sizes", "ROI edge " + std::to_string(s) + " is outside 1…32");
   for (auto b : o.batches)
     if (b < 1) throw UsageError("--batches", "fits per call must be positive");
   if (o.accuracy_fits < 1) throw UsageError("--accuracy-fits", "must be positive");

@@ -49,7 +49,7 @@ void add_smre_bench_options(CLI::App& cmd, SmreBenchOptions& o) {
 
 namespace {
 
-const char* kCamera = "/usr/lib/python3/dist-packages/skimage/data/camera.png";
+constexpr const char* kCamera = "/usr/lib/python3/dist-packages/skimage/data/camera.png";
 
 struct TestImage {
   std::vector<float> pixels;

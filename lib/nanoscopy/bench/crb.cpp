@@ -6,16 +6,16 @@
 namespace nanoscopy {
 namespace {
 
-constexpr int P = 5;
-using Matrix = std::array<std::array<double, P>, P>;
+constexpr int kP = 5;
+using Matrix = std::array<std::array<double, kP>, kP>;
 
 // Inverse by Gauss–Jordan with partial pivoting; NaN matrix when singular.
 Matrix invert(Matrix a) {
   Matrix inv{};
-  for (int i = 0; i < P; ++i) inv[i][i] = 1;
-  for (int c = 0; c < P; ++c) {
+  for (int i = 0; i < kP; ++i) inv[i][i] = 1;
+  for (int c = 0; c < kP; ++c) {
     int pivot = c;
-    for (int r = c + 1; r < P; ++r)
+    for (int r = c + 1; r < kP; ++r)
       if (std::abs(a[r][c]) > std::abs(a[pivot][c])) pivot = r;
     if (std::abs(a[pivot][c]) < 1e-300) {
       for (auto& row : inv) row.fill(std::numeric_limits<double>::quiet_NaN());
@@ -24,14 +24,14 @@ Matrix invert(Matrix a) {
     std::swap(a[c], a[pivot]);
     std::swap(inv[c], inv[pivot]);
     const double d = a[c][c];
-    for (int k = 0; k < P; ++k) {
+    for (int k = 0; k < kP; ++k) {
       a[c][k] /= d;
       inv[c][k] /= d;
     }
-    for (int r = 0; r < P; ++r) {
+    for (int r = 0; r < kP; ++r) {
       if (r == c) continue;
       const double f = a[r][c];
-      for (int k = 0; k < P; ++k) {
+      for (int k = 0; k < kP; ++k) {
         a[r][k] -= f * a[c][k];
         inv[r][k] -= f * inv[c][k];
       }
@@ -51,12 +51,12 @@ SpotCrb spot_crb(int width, int height, double x, double y, double sigma, double
       const double f = std::exp(-(dx * dx + dy * dy) / (2 * s2));
       const double mu = alpha * f + beta;
       const double v = mu + 1.0 / 12.0;
-      const std::array<double, P> d = {alpha * f * dx / s2, alpha * f * dy / s2,
+      const std::array<double, kP> d = {alpha * f * dx / s2, alpha * f * dy / s2,
                                        alpha * f * (dx * dx + dy * dy) / (s2 * sigma), f, 1.0};
       // Gaussian with mean μ(θ) and variance v(θ), dv/dθ = dμ/dθ.
       const double w = 1.0 / v + 1.0 / (2.0 * v * v);
-      for (int j = 0; j < P; ++j)
-        for (int k = 0; k < P; ++k) fisher[j][k] += w * d[j] * d[k];
+      for (int j = 0; j < kP; ++j)
+        for (int k = 0; k < kP; ++k) fisher[j][k] += w * d[j] * d[k];
     }
   }
   const Matrix inv = invert(fisher);

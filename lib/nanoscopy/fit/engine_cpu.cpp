@@ -58,9 +58,9 @@ std::string to_string(ShapeModel model) {
 }
 
 void RoiBatch::validate() const {
-  if (width < 1 || height < 1 || roi_pixels() > max_roi_pixels)
+  if (width < 1 || height < 1 || roi_pixels() > kMaxRoiPixels)
     throw UsageError("fit", "a ROI of " + std::to_string(width) + "×" + std::to_string(height) +
-                                " pixels is not supported (1 to " + std::to_string(max_roi_pixels) + " pixels)");
+                                " pixels is not supported (1 to " + std::to_string(kMaxRoiPixels) + " pixels)");
   if (type != PixelType::u16 && type != PixelType::f32)
     throw UsageError("fit", "pixels of type " + to_string(type) + " cannot be fitted (use uint16 or float32)");
   if (count < 0) throw UsageError("fit", "a negative number of ROIs was given");
@@ -72,9 +72,9 @@ namespace {
 using namespace fit_detail;
 
 struct Scratch {
-  std::vector<real> g = std::vector<real>(max_roi_pixels);
+  std::vector<real> g = std::vector<real>(kMaxRoiPixels);
   // Column terms X (v, dc, ds; structure of arrays for the row dot products) and row terms Y.
-  std::vector<real> xv = std::vector<real>(max_roi_pixels), xdc = xv, xds = xv;
+  std::vector<real> xv = std::vector<real>(kMaxRoiPixels), xdc = xv, xds = xv;
   std::vector<real> yv = xv, ydc = xv, yds = xv;
 };
 

@@ -59,6 +59,6 @@ struct SpotGuess {
 };
 
 // Largest ROI the fitter accepts (pixels per ROI, any width × height).
-inline constexpr int max_roi_pixels = 1024;
+inline constexpr int kMaxRoiPixels = 1024;
 
 }  // namespace nanoscopy

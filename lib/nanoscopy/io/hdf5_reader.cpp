@@ -235,8 +235,8 @@ h5::Id dataset_access_for(hid_t file, const std::string& name) {
     const auto d = static_cast<std::size_t>(i);
     chunks_per_plane *= static_cast<std::size_t>((dims[d] + chunk[d] - 1) / std::max<hsize_t>(chunk[d], 1));
   }
-  constexpr std::size_t kMinBytes = std::size_t{1} << 20, kMaxBytes = std::size_t{512} << 20;
-  const std::size_t bytes = std::clamp(chunks_per_plane * chunk_bytes + chunk_bytes, kMinBytes, kMaxBytes);
+  constexpr std::size_t min_bytes = std::size_t{1} << 20, max_bytes = std::size_t{512} << 20;
+  const std::size_t bytes = std::clamp(chunks_per_plane * chunk_bytes + chunk_bytes, min_bytes, max_bytes);
   const std::size_t slots = std::max<std::size_t>(521, chunks_per_plane * 20 + 1);
   H5Pset_chunk_cache(dapl.get(), slots, bytes, 1.0);
   return dapl;
@@ -355,10 +355,10 @@ std::unique_ptr<StackReader> open_hdf5(const std::string& path, const std::strin
     if (dims[static_cast<std::size_t>(i)] == 0)
       throw InputError(path, "dataset " + name + " is empty (" + described + ")");
   // Frame sizes in bytes must fit in int64 (StackInfo), like those of every format.
-  constexpr auto kMax = static_cast<hsize_t>(std::numeric_limits<std::int64_t>::max());
+  constexpr auto max_count = static_cast<hsize_t>(std::numeric_limits<std::int64_t>::max());
   const hsize_t frame_height = dims[static_cast<std::size_t>(rank - 2)], frame_width = dims[static_cast<std::size_t>(rank - 1)];
-  if (dims[0] > kMax || frame_width > kMax / frame_height ||
-      frame_width * frame_height > kMax / bytes_per_pixel(choice.type))
+  if (dims[0] > max_count || frame_width > max_count / frame_height ||
+      frame_width * frame_height > max_count / bytes_per_pixel(choice.type))
     throw InputError(path, "dataset " + name + " is too large (" + described + ")");
   check_filters(path, name, data.get());
 

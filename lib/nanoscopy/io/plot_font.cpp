@@ -11,7 +11,7 @@ struct Glyph {
 };
 
 // Drawn for this project; rows joined.
-constexpr Glyph glyphs[] = {
+constexpr Glyph kGlyphs[] = {
       {'0', ".###.#...##..###.#.###..##...#.###."},
       {'1', "..#...##....#....#....#....#...###."},
       {'2', ".###.#...#....#...#...#...#...#####"},
@@ -75,7 +75,7 @@ constexpr Glyph glyphs[] = {
 const char* glyph(char c) {
   const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   const char* unknown = nullptr;
-  for (const Glyph& g : glyphs) {
+  for (const Glyph& g : kGlyphs) {
     if (g.c == u) return g.cells;
     if (g.c == '?') unknown = g.cells;
   }

@@ -4,7 +4,7 @@
 
 namespace nanoscopy::plot_font {
 
-constexpr int glyph_width = 5, glyph_height = 7, advance = 6;
+constexpr int kGlyphWidth = 5, kGlyphHeight = 7, kAdvance = 6;
 
 // The 35 cells of `c` (lower case drawn as upper case; unknown characters as '?').
 const char* glyph(char c);

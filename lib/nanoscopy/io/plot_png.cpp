@@ -14,8 +14,8 @@
 namespace nanoscopy {
 namespace {
 
-constexpr Rgb white{255, 255, 255}, black{0, 0, 0}, grid{225, 225, 225}, frame_grey{90, 90, 90};
-constexpr int text_scale = 2;  // font cells per glyph cell
+constexpr Rgb kWhite{255, 255, 255}, kBlack{0, 0, 0}, kGrid{225, 225, 225}, kFrameGrey{90, 90, 90};
+constexpr int kTextScale = 2;  // font cells per glyph cell
 
 class Canvas {
  public:
@@ -56,16 +56,16 @@ class Canvas {
     int pen = 0;
     for (char ch : s) {
       const char* cells = plot_font::glyph(ch);
-      for (int gy = 0; gy < plot_font::glyph_height; ++gy)
-        for (int gx = 0; gx < plot_font::glyph_width; ++gx) {
-          if (!cells || cells[gy * plot_font::glyph_width + gx] != '#') continue;
-          const int u = (pen + gx) * text_scale, v = gy * text_scale;
+      for (int gy = 0; gy < plot_font::kGlyphHeight; ++gy)
+        for (int gx = 0; gx < plot_font::kGlyphWidth; ++gx) {
+          if (!cells || cells[gy * plot_font::kGlyphWidth + gx] != '#') continue;
+          const int u = (pen + gx) * kTextScale, v = gy * kTextScale;
           if (vertical)
-            fill(x + v, y - u - text_scale, x + v + text_scale, y - u, c);
+            fill(x + v, y - u - kTextScale, x + v + kTextScale, y - u, c);
           else
-            fill(x + u, y + v, x + u + text_scale, y + v + text_scale, c);
+            fill(x + u, y + v, x + u + kTextScale, y + v + kTextScale, c);
         }
-      pen += plot_font::advance;
+      pen += plot_font::kAdvance;
     }
   }
 
@@ -75,9 +75,9 @@ class Canvas {
 };
 
 int text_width(const std::string& s) {
-  return static_cast<int>(s.size()) * plot_font::advance * text_scale;
+  return static_cast<int>(s.size()) * plot_font::kAdvance * kTextScale;
 }
-constexpr int text_height = plot_font::glyph_height * text_scale;
+constexpr int kTextHeight = plot_font::kGlyphHeight * kTextScale;
 
 std::string tick_label(double v, double step) {
   if (std::abs(v) < step * 1e-9) v = 0;
@@ -149,8 +149,8 @@ RgbImage render_plot(const PlotSpec& spec) {
   Canvas canvas(im);
   canvas.unclip();
 
-  const int left = 40 + 8 * plot_font::advance * text_scale / 2 + text_height, right = 30;
-  const int top = 20 + text_height + 16, bottom = 30 + 2 * text_height + 14;
+  const int left = 40 + 8 * plot_font::kAdvance * kTextScale / 2 + kTextHeight, right = 30;
+  const int top = 20 + kTextHeight + 16, bottom = 30 + 2 * kTextHeight + 14;
   const int x0 = left, x1 = spec.width - right, y0 = top, y1 = spec.height - bottom;  // plot area
   const Range xr = axis_range(spec, true), yr = axis_range(spec, false);
   const auto px = [&](double v) { return x0 + (v - xr.lo) / (xr.hi - xr.lo) * (x1 - x0); };
@@ -163,18 +163,18 @@ RgbImage render_plot(const PlotSpec& spec) {
   for (double v : xt) {
     if (v < xr.lo - 1e-9 * xstep || v > xr.hi + 1e-9 * xstep) continue;
     const int x = static_cast<int>(std::lround(px(v)));
-    canvas.fill(x, y0, x + 1, y1, grid);
-    canvas.fill(x, y1, x + 1, y1 + 6, black);
+    canvas.fill(x, y0, x + 1, y1, kGrid);
+    canvas.fill(x, y1, x + 1, y1 + 6, kBlack);
     const std::string label = tick_label(v, xstep);
-    canvas.text(x - text_width(label) / 2, y1 + 10, label, black);
+    canvas.text(x - text_width(label) / 2, y1 + 10, label, kBlack);
   }
   for (double v : yt) {
     if (v < yr.lo - 1e-9 * ystep || v > yr.hi + 1e-9 * ystep) continue;
     const int y = static_cast<int>(std::lround(py(v)));
-    canvas.fill(x0, y, x1, y + 1, grid);
-    canvas.fill(x0 - 6, y, x0, y + 1, black);
+    canvas.fill(x0, y, x1, y + 1, kGrid);
+    canvas.fill(x0 - 6, y, x0, y + 1, kBlack);
     const std::string label = tick_label(v, ystep);
-    canvas.text(x0 - 10 - text_width(label), y - text_height / 2, label, black);
+    canvas.text(x0 - 10 - text_width(label), y - kTextHeight / 2, label, kBlack);
   }
 
   // Series, markers (clipped to the plot area).
@@ -198,33 +198,33 @@ RgbImage render_plot(const PlotSpec& spec) {
   canvas.unclip();
 
   // Frame, titles.
-  canvas.fill(x0, y0, x1 + 1, y0 + 1, frame_grey);
-  canvas.fill(x0, y1, x1 + 1, y1 + 1, black);
-  canvas.fill(x0, y0, x0 + 1, y1 + 1, black);
-  canvas.fill(x1, y0, x1 + 1, y1 + 1, frame_grey);
-  canvas.text((spec.width - text_width(spec.title)) / 2, 14, spec.title, black);
-  canvas.text((x0 + x1 - text_width(spec.x_label)) / 2, spec.height - 12 - text_height, spec.x_label, black);
-  canvas.text(12, (y0 + y1 + text_width(spec.y_label)) / 2, spec.y_label, black, true);
+  canvas.fill(x0, y0, x1 + 1, y0 + 1, kFrameGrey);
+  canvas.fill(x0, y1, x1 + 1, y1 + 1, kBlack);
+  canvas.fill(x0, y0, x0 + 1, y1 + 1, kBlack);
+  canvas.fill(x1, y0, x1 + 1, y1 + 1, kFrameGrey);
+  canvas.text((spec.width - text_width(spec.title)) / 2, 14, spec.title, kBlack);
+  canvas.text((x0 + x1 - text_width(spec.x_label)) / 2, spec.height - 12 - kTextHeight, spec.x_label, kBlack);
+  canvas.text(12, (y0 + y1 + text_width(spec.y_label)) / 2, spec.y_label, kBlack, true);
 
   // Legend, top right inside the plot area.
   int entries = 0, widest = 0;
   for (const PlotSeries& s : spec.series)
     if (!s.label.empty()) ++entries, widest = std::max(widest, text_width(s.label));
   if (entries > 0) {
-    const int row = text_height + 8, box_w = widest + 60, box_h = entries * row + 8;
-    const int bx1 = x1 - 10, bx0 = bx1 - box_w, by0 = y0 + 10 + (spec.markers.empty() ? 0 : text_height + 8);
-    canvas.fill(bx0, by0, bx1, by0 + box_h, white);
-    canvas.fill(bx0, by0, bx1, by0 + 1, frame_grey);
-    canvas.fill(bx0, by0 + box_h - 1, bx1, by0 + box_h, frame_grey);
-    canvas.fill(bx0, by0, bx0 + 1, by0 + box_h, frame_grey);
-    canvas.fill(bx1 - 1, by0, bx1, by0 + box_h, frame_grey);
+    const int row = kTextHeight + 8, box_w = widest + 60, box_h = entries * row + 8;
+    const int bx1 = x1 - 10, bx0 = bx1 - box_w, by0 = y0 + 10 + (spec.markers.empty() ? 0 : kTextHeight + 8);
+    canvas.fill(bx0, by0, bx1, by0 + box_h, kWhite);
+    canvas.fill(bx0, by0, bx1, by0 + 1, kFrameGrey);
+    canvas.fill(bx0, by0 + box_h - 1, bx1, by0 + box_h, kFrameGrey);
+    canvas.fill(bx0, by0, bx0 + 1, by0 + box_h, kFrameGrey);
+    canvas.fill(bx1 - 1, by0, bx1, by0 + box_h, kFrameGrey);
     int y = by0 + 8;
     for (const PlotSeries& s : spec.series) {
       if (s.label.empty()) continue;
       phase = 0;
-      canvas.line(bx0 + 8, y + text_height / 2.0, bx0 + 44, y + text_height / 2.0, s.thickness, s.color, s.dashed,
+      canvas.line(bx0 + 8, y + kTextHeight / 2.0, bx0 + 44, y + kTextHeight / 2.0, s.thickness, s.color, s.dashed,
                   phase);
-      canvas.text(bx0 + 52, y, s.label, black);
+      canvas.text(bx0 + 52, y, s.label, kBlack);
       y += row;
     }
   }

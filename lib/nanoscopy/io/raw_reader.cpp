@@ -149,10 +149,10 @@ std::unique_ptr<StackReader> open_picasso_raw(const std::string& path) {
   const bool big_endian = byte_order == ">" || (native_big && (byte_order == "=" || byte_order == "|"));
   info.pixel_size_nm = pixel_size_nm(doc);
 
-  constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr auto max_count = std::numeric_limits<std::int64_t>::max();
   const auto bpp = static_cast<std::int64_t>(bytes_per_pixel(info.type));
-  if (info.width > kMax / info.height || info.pixels_per_frame() > kMax / bpp ||
-      info.bytes_per_frame() > kMax / info.frames)
+  if (info.width > max_count / info.height || info.pixels_per_frame() > max_count / bpp ||
+      info.bytes_per_frame() > max_count / info.frames)
     throw InputError(yaml_path, "Width x Height x Frames is too large");
   const std::int64_t expected = info.bytes_per_frame() * info.frames;
 

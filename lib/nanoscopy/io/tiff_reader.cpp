@@ -143,8 +143,8 @@ class WindowCache {
   const u8* get(u64 offset, u64 n) {
     if (offset > file_.size() || n > file_.size() - offset) return nullptr;
     if (offset >= base_ && offset - base_ + n <= length_) return buffer_.data() + (offset - base_);
-    const u64 start = offset & ~u64{kAlign - 1};
-    const u64 want = std::min<u64>(std::max<u64>(offset - start + n, kWindow), file_.size() - start);
+    const u64 start = offset & ~u64{align_bytes - 1};
+    const u64 want = std::min<u64>(std::max<u64>(offset - start + n, window_bytes), file_.size() - start);
     buffer_.resize(static_cast<std::size_t>(want));
     length_ = 0;  // the buffer no longer holds the old window
     if (!file_.read_at(start, static_cast<std::size_t>(want), buffer_.data())) return nullptr;
@@ -154,8 +154,8 @@ class WindowCache {
   }
 
  private:
-  static constexpr u64 kWindow = 8192;
-  static constexpr u64 kAlign = 4096;
+  static constexpr u64 window_bytes = 8192;
+  static constexpr u64 align_bytes = 4096;
   const PosixFile& file_;
   std::vector<u8> buffer_;
   u64 base_ = 0;

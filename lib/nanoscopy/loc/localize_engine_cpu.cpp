@@ -3,8 +3,6 @@
 #include "nanoscopy/loc/localize_engine.hpp"
 
 #include <algorithm>
-#include <cstdlib>
-#include <new>
 #include <span>
 
 #include "nanoscopy/core/error.hpp"
@@ -58,11 +56,7 @@ class CpuLocalizeEngine final : public LocalizeEngine {
     return detected;
   }
 
-  HostBuffer allocate_host(std::size_t bytes) override {
-    void* p = std::malloc(bytes > 0 ? bytes : 1);
-    if (!p) throw std::bad_alloc();
-    return HostBuffer(p, [](void* q) { std::free(q); });
-  }
+  HostBuffer allocate_host(std::size_t bytes) override { return allocate_plain_host(bytes); }
 
   std::string name() const override { return fitter_->name(); }
 

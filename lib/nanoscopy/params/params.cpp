@@ -77,8 +77,8 @@ bool valid_utf8(const std::string& text) {
       if ((c & 0xC0) != 0x80) return false;
       code = (code << 6) | (c & 0x3Fu);
     }
-    constexpr std::uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
-    if (code < kMin[n] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
+    constexpr std::uint32_t min_code[] = {0, 0x80, 0x800, 0x10000};
+    if (code < min_code[n] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
     i += n + 1;
   }
   return true;

@@ -102,15 +102,15 @@ int project_exact_cpu(std::span<float> eps, const SetFamily& family, const Weigh
 
 int project_icd_cpu(std::span<float> eps, const SetFamily& family, const Weights& w, double sigma,
                     const DykstraControl& control, std::vector<float>& q_all) {
-  constexpr int T = icd_tile, P = T * T;
+  constexpr int T = kIcdTile, P = T * T;
   const std::int64_t W = family.width, H = family.height, n = W * H;
-  const auto q_size = static_cast<std::size_t>(icd_passes * icd_scales * n);
+  const auto q_size = static_cast<std::size_t>(kIcdPasses * kIcdScales * n);
   if (!control.warm_start || q_all.size() != q_size) q_all.assign(q_size, 0.0f);
   const float sigma2 = static_cast<float>(sigma * sigma);
-  std::array<float, icd_scales> c{};
-  for (int s = 0; s < icd_scales; ++s) c[s] = static_cast<float>(w.c_for_edge(1 << s));
+  std::array<float, kIcdScales> c{};
+  for (int s = 0; s < kIcdScales; ++s) c[s] = static_cast<float>(w.c_for_edge(1 << s));
   int most = 0;
-  for (int pass = 0; pass < icd_passes; ++pass) {
+  for (int pass = 0; pass < kIcdPasses; ++pass) {
     const int o = icd_pass_offset(pass);
     const std::int64_t tiles_x = (W - o) / T, tiles_y = (H - o) / T;
 #pragma omp parallel for schedule(dynamic) reduction(max : most)
@@ -118,15 +118,15 @@ int project_icd_cpu(std::span<float> eps, const SetFamily& family, const Weights
       const std::int64_t x0 = o + (tile % tiles_x) * T, y0 = o + (tile / tiles_x) * T;
       // The tile's residual, its per-scale Dykstra memory and the sweep's start.
       std::array<float, P> e, start;
-      std::array<std::array<float, P>, icd_scales> q;
+      std::array<std::array<float, P>, kIcdScales> q;
       // Pass `pass`, scale s: q_all[(pass * icd_scales + s) * n + pixel]; eps starts at w + sum_s q_s.
       auto q_at = [&](int s, int y, int x) -> float& {
-        return q_all[static_cast<std::size_t>((pass * icd_scales + s) * n + (y0 + y) * W + x0 + x)];
+        return q_all[static_cast<std::size_t>((pass * kIcdScales + s) * n + (y0 + y) * W + x0 + x)];
       };
       for (int y = 0; y < T; ++y)
         for (int x = 0; x < T; ++x) {
           float v = eps[(y0 + y) * W + x0 + x];
-          for (int s = 0; s < icd_scales; ++s) {
+          for (int s = 0; s < kIcdScales; ++s) {
             q[s][y * T + x] = q_at(s, y, x);
             v += q[s][y * T + x];
           }
@@ -135,7 +135,7 @@ int project_icd_cpu(std::span<float> eps, const SetFamily& family, const Weights
       int sweep = 0;
       for (;;) {
         start = e;
-        for (int s = icd_scales - 1; s >= pass; --s)
+        for (int s = kIcdScales - 1; s >= pass; --s)
           for (int sy = 0; sy < T; sy += 1 << s)
             for (int sx = 0; sx < T; sx += 1 << s) dykstra_square(e.data(), q[s].data(), T, sx, sy, 1 << s, c[s], sigma2);
         ++sweep;
@@ -147,7 +147,7 @@ int project_icd_cpu(std::span<float> eps, const SetFamily& family, const Weights
       for (int y = 0; y < T; ++y)
         for (int x = 0; x < T; ++x) {
           eps[(y0 + y) * W + x0 + x] = e[y * T + x];
-          for (int s = 0; s < icd_scales; ++s) q_at(s, y, x) = q[s][y * T + x];
+          for (int s = 0; s < kIcdScales; ++s) q_at(s, y, x) = q[s][y * T + x];
         }
     }
   }

@@ -10,7 +10,7 @@
 namespace nanoscopy {
 
 Padding smre_padding(std::int64_t width, std::int64_t height, double psf_sigma) {
-  return plan_padding(width, height, std::max(3 * make_psf_kernel(psf_sigma).radius, 16), icd_tile);
+  return plan_padding(width, height, std::max(3 * make_psf_kernel(psf_sigma).radius, 16), kIcdTile);
 }
 
 SmreProblem make_smre_problem(std::int64_t padded_width, std::int64_t padded_height, const SmreSettings& settings,

@@ -9,7 +9,7 @@ std::vector<int> SetFamily::edges() const {
   if (kind == Projection::exact) {
     for (int edge = mr_depth; edge >= 1; --edge) e.push_back(edge);
   } else {
-    for (int edge = icd_tile; edge >= 1; edge /= 2) e.push_back(edge);
+    for (int edge = kIcdTile; edge >= 1; edge /= 2) e.push_back(edge);
   }
   return e;
 }
@@ -20,13 +20,13 @@ void SetFamily::for_each_square(int edge, const std::function<void(std::int64_t,
       for (std::int64_t x = 0; x + edge <= width; ++x) f(x, y);
     return;
   }
-  for (int pass = 0; pass < icd_passes; ++pass) {
+  for (int pass = 0; pass < kIcdPasses; ++pass) {
     const int offset = icd_pass_offset(pass);
     if (edge < offset) continue;  // pass i uses edges >= 2^i
-    for (std::int64_t ty = offset; ty + icd_tile <= height; ty += icd_tile)
-      for (std::int64_t tx = offset; tx + icd_tile <= width; tx += icd_tile)
-        for (int sy = 0; sy < icd_tile; sy += edge)
-          for (int sx = 0; sx < icd_tile; sx += edge) f(tx + sx, ty + sy);
+    for (std::int64_t ty = offset; ty + kIcdTile <= height; ty += kIcdTile)
+      for (std::int64_t tx = offset; tx + kIcdTile <= width; tx += kIcdTile)
+        for (int sy = 0; sy < kIcdTile; sy += edge)
+          for (int sx = 0; sx < kIcdTile; sx += edge) f(tx + sx, ty + sy);
   }
 }
 

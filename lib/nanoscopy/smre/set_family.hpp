@@ -21,9 +21,9 @@
 
 namespace nanoscopy {
 
-inline constexpr int icd_tile = 32;
-inline constexpr int icd_passes = 5;
-inline constexpr int icd_scales = 6;  // edges 32, 16, 8, 4, 2, 1
+inline constexpr int kIcdTile = 32;
+inline constexpr int kIcdPasses = 5;
+inline constexpr int kIcdScales = 6;  // edges 32, 16, 8, 4, 2, 1
 
 struct SetFamily {
   Projection kind = Projection::exact;

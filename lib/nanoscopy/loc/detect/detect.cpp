@@ -31,7 +31,7 @@ using detect_detail::mul;
 using detect_detail::sub;
 
 void validate_detect_box(int box, const std::string& where) {
-  if (box < min_detect_box || box > max_detect_box)
+  if (box < kMinDetectBox || box > kMaxDetectBox)
     throw UsageError(where, "the detection box must be an odd number of pixels from 3 to 31, got " + std::to_string(box));
   if (box % 2 == 0) throw UsageError(where, "the box must be odd (3, 5, 7, ...), not " + std::to_string(box));
 }
@@ -40,7 +40,7 @@ void validate_detect_settings(const DetectSettings& s, const std::string& box_wh
   validate_detect_box(s.box, box_where);
   if (!std::isfinite(s.threshold) || s.threshold <= 0)
     throw UsageError("threshold", "the detection threshold must be a positive number of noise sds");
-  if (!(s.dog_sigma1 > 0) || !(s.dog_sigma2 <= max_dog_sigma) || !(s.dog_sigma1 < s.dog_sigma2))
+  if (!(s.dog_sigma1 > 0) || !(s.dog_sigma2 <= kMaxDogSigma) || !(s.dog_sigma1 < s.dog_sigma2))
     throw UsageError("dog_sigma", "the difference-of-Gaussians widths must satisfy 0 < sigma1 < sigma2 <= 10 px");
   if (s.border < 0) throw UsageError("border", "the detection border must not be negative");
 }

@@ -33,9 +33,9 @@ struct RoiOrigin {
 };
 
 // Limits of DetectSettings (validate_detect_settings in detect.hpp checks them).
-inline constexpr int min_detect_box = 3;
-inline constexpr int max_detect_box = 31;
-inline constexpr double max_dog_sigma = 10.0;
-inline constexpr int max_dog_radius = 30;  // ceil(3·max_dog_sigma)
+inline constexpr int kMinDetectBox = 3;
+inline constexpr int kMaxDetectBox = 31;
+inline constexpr double kMaxDogSigma = 10.0;
+inline constexpr int kMaxDogRadius = 30;  // ceil(3·max_dog_sigma)
 
 }  // namespace nanoscopy

@@ -168,42 +168,42 @@ LocalizationFile read_picasso_hdf5(const std::string& path, double pixel_size_nm
     // The fields we know, each converted to double by HDF5 into one packed memory row; the others
     // (likelihood, group, z, ...) are not read.
     enum Field {
-      fFrame,
-      fX,
-      fY,
-      fPhotons,
-      fSx,
-      fSy,
-      fBg,
-      fLpx,
-      fLpy,
-      fNetGradient,
-      fChi2,
-      fIterations,
-      fStatus,
-      fCount
+      kFieldFrame,
+      kFieldX,
+      kFieldY,
+      kFieldPhotons,
+      kFieldSx,
+      kFieldSy,
+      kFieldBg,
+      kFieldLpx,
+      kFieldLpy,
+      kFieldNetGradient,
+      kFieldChi2,
+      kFieldIterations,
+      kFieldStatus,
+      kFieldCount
     };
-    constexpr const char* names[fCount] = {
+    constexpr const char* names[kFieldCount] = {
         "frame", "x", "y", "photons", "sx", "sy", "bg", "lpx", "lpy", "net_gradient", "chi2", "iterations", "status"};
-    bool present[fCount] = {};
-    h5::Id memory_type = h5::type(H5Tcreate(H5T_COMPOUND, fCount * sizeof(double)));
+    bool present[kFieldCount] = {};
+    h5::Id memory_type = h5::type(H5Tcreate(H5T_COMPOUND, kFieldCount * sizeof(double)));
     if (!memory_type.valid()) throw InputError(path, "cannot read /locs: " + h5::last_error());
-    for (int k = 0; k < fCount; ++k) {
+    for (int k = 0; k < kFieldCount; ++k) {
       present[k] = H5Tget_member_index(type.get(), names[k]) >= 0;
       if (present[k] && H5Tinsert(memory_type.get(), names[k], k * sizeof(double), H5T_NATIVE_DOUBLE) < 0)
         throw InputError(path, std::string("cannot read field '") + names[k] + "' of /locs: " + h5::last_error());
     }
-    for (int k : {fFrame, fX, fY})
+    for (int k : {kFieldFrame, kFieldX, kFieldY})
       if (!present[k]) throw InputError(path, std::string("/locs has no '") + names[k] + "' field");
 
     if (!h5::stores_its_data(dataset.get()))
       throw InputError(path, "/locs declares " + std::to_string(rows) +
                                  " rows but the file does not hold them (damaged or truncated file?)");
     file.locs.resize(static_cast<std::size_t>(rows));
-    constexpr hsize_t kBlockRows = 1 << 16;
-    std::vector<double> block(static_cast<std::size_t>(std::min<hsize_t>(rows, kBlockRows)) * fCount);
-    for (hsize_t start = 0; start < rows; start += kBlockRows) {
-      const hsize_t count = std::min(kBlockRows, rows - start);
+    constexpr hsize_t block_rows = 1 << 16;
+    std::vector<double> block(static_cast<std::size_t>(std::min<hsize_t>(rows, block_rows)) * kFieldCount);
+    for (hsize_t start = 0; start < rows; start += block_rows) {
+      const hsize_t count = std::min(block_rows, rows - start);
       h5::Id memory_space = h5::space(H5Screate_simple(1, &count, nullptr));
       if (!memory_space.valid() ||
           H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &start, nullptr, &count, nullptr) < 0 ||
@@ -211,33 +211,33 @@ LocalizationFile read_picasso_hdf5(const std::string& path, double pixel_size_nm
         throw InputError(path, "cannot read /locs rows " + std::to_string(start) + " to " +
                                    std::to_string(start + count - 1) + ": " + h5::last_error());
       for (hsize_t r = 0; r < count; ++r) {
-        const double* v = block.data() + r * fCount;
+        const double* v = block.data() + r * kFieldCount;
         const std::string row = std::to_string(start + r);
         Localization& l = file.locs[static_cast<std::size_t>(start + r)];
-        if (!(v[fFrame] >= 0) || v[fFrame] != std::floor(v[fFrame]) || v[fFrame] > 9.0e15)
-          throw InputError(path, "/locs row " + row + ": frame " + number_text(v[fFrame]) + " is not a frame index");
-        l.frame = static_cast<std::int64_t>(v[fFrame]);
-        l.x = v[fX];
-        l.y = v[fY];
-        if (present[fPhotons]) l.photons = v[fPhotons];
-        if (present[fSx] && present[fSy])
-          l.sigma = 0.5 * (v[fSx] + v[fSy]);
-        else if (present[fSx] || present[fSy])
-          l.sigma = present[fSx] ? v[fSx] : v[fSy];
-        if (present[fBg]) l.background = v[fBg];
-        if (present[fLpx]) l.lpx = v[fLpx];
-        if (present[fLpy]) l.lpy = v[fLpy];
-        if (present[fNetGradient]) l.net_gradient = v[fNetGradient];
-        if (present[fChi2]) l.chi2 = v[fChi2];
-        if (present[fIterations]) {
-          const double it = v[fIterations];
+        if (!(v[kFieldFrame] >= 0) || v[kFieldFrame] != std::floor(v[kFieldFrame]) || v[kFieldFrame] > 9.0e15)
+          throw InputError(path, "/locs row " + row + ": frame " + number_text(v[kFieldFrame]) + " is not a frame index");
+        l.frame = static_cast<std::int64_t>(v[kFieldFrame]);
+        l.x = v[kFieldX];
+        l.y = v[kFieldY];
+        if (present[kFieldPhotons]) l.photons = v[kFieldPhotons];
+        if (present[kFieldSx] && present[kFieldSy])
+          l.sigma = 0.5 * (v[kFieldSx] + v[kFieldSy]);
+        else if (present[kFieldSx] || present[kFieldSy])
+          l.sigma = present[kFieldSx] ? v[kFieldSx] : v[kFieldSy];
+        if (present[kFieldBg]) l.background = v[kFieldBg];
+        if (present[kFieldLpx]) l.lpx = v[kFieldLpx];
+        if (present[kFieldLpy]) l.lpy = v[kFieldLpy];
+        if (present[kFieldNetGradient]) l.net_gradient = v[kFieldNetGradient];
+        if (present[kFieldChi2]) l.chi2 = v[kFieldChi2];
+        if (present[kFieldIterations]) {
+          const double it = v[kFieldIterations];
           if (!(it >= -2147483648.0 && it <= 2147483647.0) || it != std::floor(it))
             throw InputError(path, "/locs row " + row + ": iterations " + number_text(it) + " is not a whole number");
           l.iterations = static_cast<std::int32_t>(it);
         }
         l.status = FitStatus::converged_min_delta;
-        if (present[fStatus]) {
-          const double st = v[fStatus];
+        if (present[kFieldStatus]) {
+          const double st = v[kFieldStatus];
           if (!(st >= 0 && st <= static_cast<double>(FitStatus::invalid_roi)) || st != std::floor(st))
             throw InputError(path,
                              "/locs row " + row + ": status " + number_text(st) + " is not a fit status code (0-7)");

@@ -157,12 +157,12 @@ void write_drift_csv(const std::filesystem::path& path, const DriftTrace& trace,
                                    {"markers", ColumnType::i32}},
                                   options);
   std::vector<double> rows;
-  constexpr std::int64_t kRowsPerAppend = 4096;
+  constexpr std::int64_t rows_per_append = 4096;
   for (std::int64_t t = 0; t < trace.frames(); ++t) {
     const auto i = static_cast<std::size_t>(t);
     rows.insert(rows.end(), {static_cast<double>(t), trace.dx[i] * pixel_size_nm, trace.dy[i] * pixel_size_nm,
                              static_cast<double>(trace.markers[i])});
-    if ((t + 1) % kRowsPerAppend == 0) {
+    if ((t + 1) % rows_per_append == 0) {
       writer->append(rows);
       rows.clear();
     }

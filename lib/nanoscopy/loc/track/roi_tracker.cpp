@@ -79,9 +79,9 @@ double pixel_integral(std::int64_t i, double mu, double sigma) {
 
 MarkerRois parse_rois(const std::string& text, const std::string& where, std::int64_t frame_width,
                   std::int64_t frame_height, int size) {
-  if (size < 1 || static_cast<std::int64_t>(size) * size > max_roi_pixels)
+  if (size < 1 || static_cast<std::int64_t>(size) * size > kMaxRoiPixels)
     throw UsageError(where, "a ROI of " + std::to_string(size) + "×" + std::to_string(size) +
-                                " pixels is not supported (at most " + std::to_string(max_roi_pixels) + " pixels)");
+                                " pixels is not supported (at most " + std::to_string(kMaxRoiPixels) + " pixels)");
   MarkerRois set;
   std::size_t form = 0;
   bool first_content = true;
@@ -124,9 +124,9 @@ MarkerRois parse_rois(const std::string& text, const std::string& where, std::in
           throw InputError(here, "a box's corner and size must be whole pixels");
       roi.x0 = static_cast<std::int64_t>(v[0]);
       roi.y0 = static_cast<std::int64_t>(v[1]);
-      if (v[2] < 1 || v[3] < 1 || v[2] * v[3] > max_roi_pixels)
+      if (v[2] < 1 || v[3] < 1 || v[2] * v[3] > kMaxRoiPixels)
         throw InputError(here, "a box of " + format_number(v[2]) + "×" + format_number(v[3]) +
-                                   " pixels is not supported (1 to " + std::to_string(max_roi_pixels) + " pixels)");
+                                   " pixels is not supported (1 to " + std::to_string(kMaxRoiPixels) + " pixels)");
       w = static_cast<int>(v[2]);
       h = static_cast<int>(v[3]);
       if (!set.rois.empty() && (w != set.width || h != set.height))
@@ -349,11 +349,11 @@ std::vector<std::uint16_t> simulate_marker_frames(const MarkerFramesSettings& m)
 LatencyStats measure_roi_latency(FitEngine& backend, int markers, int roi_size, std::int64_t frames,
                                  std::uint64_t seed) {
   if (markers < 1 || frames < 1) throw UsageError("bench", "latency needs at least one marker and one frame");
-  constexpr std::int64_t kPool = 64, kWarmup = 100;
+  constexpr std::int64_t pool_frames = 64, warmup_frames = 100;
   const int columns = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(markers))));
   const int spacing = std::max(2 * roi_size, 16);
   MarkerFramesSettings sim;
-  sim.frames = kPool;
+  sim.frames = pool_frames;
   sim.width = sim.height = static_cast<std::int64_t>(columns) * spacing;
   sim.seed = seed;
   std::string centres;
@@ -363,8 +363,8 @@ LatencyStats measure_roi_latency(FitEngine& backend, int markers, int roi_size, 
     centres += format_number(x) + " " + format_number(y) + "\n";
   }
   // A circle of 1 px radius over the pool: continuous when the pool repeats.
-  for (std::int64_t t = 0; t < kPool; ++t) {
-    const double phase = 2.0 * 3.14159265358979323846 * static_cast<double>(t) / kPool;
+  for (std::int64_t t = 0; t < pool_frames; ++t) {
+    const double phase = 2.0 * 3.14159265358979323846 * static_cast<double>(t) / pool_frames;
     sim.drift_x.push_back(std::cos(phase) - 1.0);
     sim.drift_y.push_back(std::sin(phase));
   }
@@ -373,15 +373,15 @@ LatencyStats measure_roi_latency(FitEngine& backend, int markers, int roi_size, 
   RoiTracker tracker(parse_rois(centres, "bench", sim.width, sim.height, roi_size), backend, 100.0, sim.width,
                      sim.height);
   auto frame_at = [&](std::int64_t t) {
-    return std::span<const std::uint16_t>(pool.data() + static_cast<std::size_t>(t % kPool) * frame_pixels,
+    return std::span<const std::uint16_t>(pool.data() + static_cast<std::size_t>(t % pool_frames) * frame_pixels,
                                           frame_pixels);
   };
-  for (std::int64_t t = 0; t < kWarmup; ++t) tracker.process(t, frame_at(t));
+  for (std::int64_t t = 0; t < warmup_frames; ++t) tracker.process(t, frame_at(t));
   std::vector<double> us(static_cast<std::size_t>(frames));
   double marker_sum = 0;
   for (std::int64_t t = 0; t < frames; ++t) {
     const auto start = std::chrono::steady_clock::now();
-    const RoiFrameResult r = tracker.process(kWarmup + t, frame_at(kWarmup + t));
+    const RoiFrameResult r = tracker.process(warmup_frames + t, frame_at(warmup_frames + t));
     const auto stop = std::chrono::steady_clock::now();
     us[static_cast<std::size_t>(t)] = std::chrono::duration<double, std::micro>(stop - start).count();
     marker_sum += r.markers;
