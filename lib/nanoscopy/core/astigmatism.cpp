@@ -67,7 +67,7 @@ DefocusCurve<double> curve_at(const nlohmann::json& root, const std::string& axi
   return k;
 }
 
-nlohmann::json curve_json(const DefocusCurve<double>& k) {
+nlohmann::ordered_json curve_json(const DefocusCurve<double>& k) {
   return {{"sigma0", k.sigma0}, {"c", k.c}, {"d", k.d}, {"A", k.a}, {"B", k.b}};
 }
 
