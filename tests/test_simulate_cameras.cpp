@@ -149,18 +149,19 @@ TEST_CASE("astigmatic 3D: z uniform in the range, spots elongated as the calibra
   b.baseline = 0;
   b.astigmatism = default_astigmatic_calibration(b.pixel_size_nm);
   b.z_min_nm = -600;
-  b.z_step_nm = 100;
-  b.frames = 13;
+  b.z_step_nm = 50;
+  b.frames = 25;
   const auto path = (dir / "stack.tif").string();
   const auto beads = simulate_movie(b, path);
-  REQUIRE(beads.size() == 13);
+  REQUIRE(beads.size() == 25);
+  std::vector<double> zs, sxs, sys;
   auto reader = open_stack(path);
   std::vector<float> frame(static_cast<std::size_t>(b.width * b.height));
   const auto psf = b.astigmatism->in_pixels<double>(b.pixel_size_nm);
   for (std::int64_t t = 0; t < b.frames; ++t) {
     const auto& bead = beads[static_cast<std::size_t>(t)];
     CHECK(bead.frame == t);
-    CHECK(bead.z == doctest::Approx(-600.0 + 100.0 * static_cast<double>(t)));
+    CHECK(bead.z == doctest::Approx(-600.0 + b.z_step_nm * static_cast<double>(t)));
     reader->read_float(t, 1, frame.data());
     double m = 0, mx = 0, my = 0, mxx = 0, myy = 0;
     for (std::int64_t y = 0; y < b.height; ++y)
@@ -181,6 +182,18 @@ TEST_CASE("astigmatic 3D: z uniform in the range, spots elongated as the calibra
     CAPTURE(bead.z);
     CHECK(sx == doctest::Approx(psf.x.sigma(bead.z)).epsilon(0.03));
     CHECK(sy == doctest::Approx(psf.y.sigma(bead.z)).epsilon(0.03));
+    zs.push_back(bead.z);
+    sxs.push_back(sx * b.pixel_size_nm);
+    sys.push_back(sy * b.pixel_size_nm);
+  }
+  // The calibration round trip: the defocus fit of the bead widths gives back the calibration.
+  const auto fit = fit_astigmatic_calibration(zs, sxs, sys, b.pixel_size_nm, true, "stack.tif");
+  const auto& want = *b.astigmatism;
+  CHECK(fit.covers(-600, 600));
+  for (const auto& [got, k] : {std::pair{fit.x, want.x}, std::pair{fit.y, want.y}}) {
+    CHECK(got.sigma0 == doctest::Approx(k.sigma0).epsilon(0.03));
+    CHECK(got.c == doctest::Approx(k.c).epsilon(0.05));
+    CHECK(got.d == doctest::Approx(k.d).epsilon(0.05));
   }
 }
 
