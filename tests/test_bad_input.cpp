@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "nanoscopy/core/camera_maps.hpp"
+#include "nanoscopy/io/hdf5_images.hpp"
 #include "nanoscopy/loc/formats/loc_formats.hpp"
 #include "support/test_support.hpp"
 
@@ -408,6 +410,58 @@ TEST_CASE("bench: broken --truth and --smre-params files, unwritable outputs") {
                            "No space left on device", true},
                           {"simulate blinking --frames 50 --size 16 -o " + q(f.full_dir / "b.h5"), 4, "b.h5",
                            "No space left on device", true},
+                      });
+}
+
+TEST_CASE("bench simulate movie: broken --camera-maps and --calibration files") {
+  auto& f = fixtures();
+  const fs::path d = f.in / "camera";
+  fs::create_directories(d);
+  CameraMaps good;
+  good.width = 32;
+  good.height = 24;
+  good.offset.assign(32 * 24, 100.0f);
+  good.gain.assign(32 * 24, 2.0f);
+  good.variance.assign(32 * 24, 5.0f);
+  write_camera_maps_hdf5((d / "good.h5").string(), good);
+  auto bad = good;
+  bad.gain[40] = std::nanf("");
+  write_camera_maps_hdf5((d / "nan.h5").string(), bad);
+  bad = good;
+  bad.gain[3] = 0;
+  write_camera_maps_hdf5((d / "zero_gain.h5").string(), bad);
+  write_camera_maps_tiff((d / "o.tif").string(), (d / "g.tif").string(), (d / "v.tif").string(), bad);
+  bad = good;
+  bad.variance[0] = -2;
+  write_camera_maps_hdf5((d / "negative_variance.h5").string(), bad);
+  write_hdf5_images((d / "two.h5").string(),
+                    {{"offset", 32, 24, good.offset.data(), "", 0}, {"gain", 32, 24, good.gain.data(), "", 0}}, "");
+  write_file(d / "astig.json", "{\"pixel_size_nm\": 100, \"z_range_nm\": [-400, 400], \"x\": {\"sigma0\": 120,");
+  write_file(d / "astig_no_y.json",
+             R"({"pixel_size_nm": 100, "z_range_nm": [-400, 400], "x": {"sigma0": 120, "c": -200, "d": 350}})");
+  const std::string sim = "simulate movie --frames 5 --width 32 --height 24 -o " + q(f.out / "m.tif") + " ";
+  const std::string scmos = sim + "--camera scmos --camera-maps ";
+  check_rows("bench", {
+                          {scmos + q(d / "missing.h5"), 3, "missing.h5", "no such file"},
+                          {scmos + q(d / "two.h5"), 3, "two.h5", "no dataset /variance"},
+                          {scmos + q(d / "nan.h5"), 3, "nan.h5:/gain", "gain map: pixel (8, 1) = nan is not a finite number"},
+                          {scmos + q(d / "zero_gain.h5"), 3, "zero_gain.h5:/gain", "is not positive"},
+                          {scmos + q(d / "negative_variance.h5"), 3, "negative_variance.h5:/variance", "is negative"},
+                          {scmos + q(d / "o.tif") + "," + q(d / "g.tif") + "," + q(d / "v.tif"), 3, "g.tif",
+                           "gain map: pixel (3, 0) = 0 is not positive"},
+                          {scmos + q(d / "o.tif"), 3, "o.tif", "not an HDF5 file"},
+                          {scmos + q(d / "o.tif") + "," + q(d / "g.tif"), 2, "--camera-maps",
+                           "expected one HDF5 file (maps.h5) or three"},
+                          {"simulate movie --frames 5 --width 40 --height 24 -o " + q(f.out / "m.tif") +
+                               " --camera scmos --camera-maps " + q(d / "good.h5"),
+                           3, "good.h5", "the camera maps are 32x24 pixels but the frames of"},
+                          {sim + "--camera-maps " + q(d / "good.h5"), 2, "--camera-maps", "only with --camera scmos"},
+                          {sim + "--calibration " + q(d / "astig.json"), 3, "astig.json", "not a valid JSON calibration"},
+                          {sim + "--calibration " + q(d / "astig_no_y.json"), 3, "astig_no_y.json", "the key \"y\""},
+                          {sim + "--calibration " + q(d / "none.json"), 3, "none.json", "cannot open"},
+                          {sim + "--astigmatic --z-max 900", 2, "--z-min/--z-max", "outside the range -600 to 600 nm"},
+                          {sim + "--z-min -100", 2, "--z-min", "only with --astigmatic, --calibration or --z-stack"},
+                          {sim + "--astigmatic --beads 3", 2, "--beads", "only with --z-stack"},
                       });
 }
 

@@ -1,5 +1,6 @@
 #include "nanoscopy/bench/simulate_cli.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iomanip>
@@ -8,7 +9,10 @@
 #include <sstream>
 
 #include "nanoscopy/config.hpp"
+#include "nanoscopy/core/astigmatism.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
+#include "nanoscopy/core/camera_maps.hpp"
+#include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/io/table_writer.hpp"
 
@@ -32,14 +36,110 @@ void add_movie_options(CLI::App& cmd, MovieCliOptions& o) {
   cmd.add_option("--markers", s.markers, "fiducial markers: always on, 3x as bright")->default_val(s.markers)->check(CLI::Range(0, 100000));
   cmd.add_option("--drift-x", s.drift_x, "stage drift in x, px per frame")->default_val(s.drift_x);
   cmd.add_option("--drift-y", s.drift_y, "stage drift in y, px per frame")->default_val(s.drift_y);
+  // The camera.
+  cmd.add_option("--camera", s.camera,
+                 "poisson: shot noise only, ADU = baseline + e-/sensitivity; emccd: + gamma EM gain (excess noise 2) "
+                 "and read noise; scmos: per-pixel offset, gain and read noise from maps (written as STEM_maps.h5)")
+      ->default_val(s.camera)->check(CLI::IsMember({"poisson", "emccd", "scmos"}));
+  cmd.add_option("--baseline", s.baseline, "camera offset, ADU (poisson, emccd)")->default_val(s.baseline)
+      ->check(CLI::Range(0.0, 65535.0));
+  cmd.add_option("--sensitivity", o.sensitivity, "e- per ADU (poisson, emccd) [default: 0.5; emccd: 10]")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--em-gain", s.em_gain, "emccd: EM gain")->default_val(s.em_gain)->check(CLI::Range(1.0, 10000.0));
+  cmd.add_option("--read-noise", s.read_noise, "emccd: read noise after the EM gain, e- rms")->default_val(s.read_noise)
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--camera-maps", o.camera_maps,
+                 "scmos: use these maps (maps.h5 with /offset, /gain [ADU/e-], /variance [ADU^2], or "
+                 "offset.tif,gain.tif,variance.tif) instead of simulated ones")->type_name("MAPS");
+  // Astigmatic 3D.
+  cmd.add_flag("--astigmatic", o.astigmatic,
+               "3D: astigmatic PSF, each emitter at a z uniform in [--z-min, --z-max], with the built-in calibration "
+               "(foci at -250 and +250 nm, sigma0 130 nm, d 400 nm, valid -600..600 nm); writes STEM_astig.json and "
+               "z in the truth");
+  cmd.add_option("--calibration", o.calibration, "3D with this astigmatic calibration (JSON; implies --astigmatic)")
+      ->type_name("ASTIG.json");
+  cmd.add_option("--z-min", o.z_min, "3D: lowest z, nm [default: the calibration's range]");
+  cmd.add_option("--z-max", o.z_max, "3D: highest z, nm [default: the calibration's range]");
+  auto* z_stack = cmd.add_flag("--z-stack", s.z_stack,
+                               "a bead z-stack for calibration (implies --astigmatic): --beads always-on beads, frame t at "
+                               "z = --z-min + t * --z-step up to --z-max (sets the number of frames)");
+  z_stack->excludes(cmd.get_option("--frames"));
+  cmd.add_option("--z-step", o.z_step, "z-stack: z step between frames, nm [default: 10]")->check(CLI::PositiveNumber);
+  cmd.add_option("--beads", o.beads, "z-stack: number of beads [default: 1]")->check(CLI::Range(1, 10000));
 }
+
+namespace {
+
+// Completes the settings from the options that depend on each other (camera,
+// maps, calibration, z range).
+void resolve_movie_options(MovieCliOptions& o) {
+  auto& s = o.settings;
+  s.sensitivity = o.sensitivity.value_or(s.camera == "emccd" ? 10.0 : s.sensitivity);
+  if (!o.camera_maps.empty() && s.camera != "scmos") throw UsageError("--camera-maps", "only with --camera scmos");
+  if (s.camera == "scmos") {
+    if (o.camera_maps.empty()) {
+      s.maps = std::make_shared<const CameraMaps>(simulate_camera_maps(s.width, s.height, s.seed));
+    } else {
+      auto maps = read_camera_maps(o.camera_maps);
+      maps.check_frame_size(s.width, s.height, "the movie to simulate (--width/--height)");
+      s.maps = std::make_shared<const CameraMaps>(std::move(maps));
+    }
+  }
+  const bool three_d = o.astigmatic || !o.calibration.empty() || s.z_stack;
+  if (!three_d) {
+    if (o.z_min || o.z_max) throw UsageError(o.z_min ? "--z-min" : "--z-max", "only with --astigmatic, --calibration or --z-stack");
+    if (o.z_step || o.beads) throw UsageError(o.z_step ? "--z-step" : "--beads", "only with --z-stack");
+    return;
+  }
+  if (!s.z_stack && (o.z_step || o.beads)) throw UsageError(o.z_step ? "--z-step" : "--beads", "only with --z-stack");
+  auto calibration = o.calibration.empty() ? default_astigmatic_calibration(s.pixel_size_nm)
+                                           : read_astigmatic_calibration(o.calibration);
+  // σ is in nm: the movie's own pixel size turns it into pixels.
+  calibration.pixel_size_nm = s.pixel_size_nm;
+  s.z_min_nm = o.z_min.value_or(calibration.z_min_nm);
+  s.z_max_nm = o.z_max.value_or(calibration.z_max_nm);
+  if (!(s.z_min_nm <= s.z_max_nm)) throw UsageError("--z-min", "the z range is empty (--z-min > --z-max)");
+  calibration.require_covers(s.z_min_nm, s.z_max_nm, o.z_min || o.z_max ? "--z-min/--z-max" : "--calibration");
+  if (s.z_stack) {
+    s.z_step_nm = o.z_step.value_or(s.z_step_nm);
+    s.beads = o.beads.value_or(s.beads);
+    s.frames = static_cast<std::int64_t>(std::floor((s.z_max_nm - s.z_min_nm) / s.z_step_nm + 1e-9)) + 1;
+  }
+  s.astigmatism = std::move(calibration);
+}
+
+}  // namespace
 
 void run_simulate_movie(MovieCliOptions o, std::uint64_t seed, bool quiet) {
   o.settings.seed = seed;
+  resolve_movie_options(o);
   const auto& s = o.settings;
-  OutputGroup outputs;  // the movie, its camera and its truth appear together
+  OutputGroup outputs;  // the movie, its camera, maps, calibration and truth appear together
   const auto truth = simulate_movie(s, o.output);
   const std::filesystem::path out(o.output);
+  const std::string software = std::string("nanoscopy bench simulate movie ") + NANOSCOPY_VERSION;
+  std::string maps_path, calibration_path;
+  if (s.maps) {
+    maps_path = sibling_path(out, "_maps.h5");
+    write_camera_maps_hdf5(maps_path, *s.maps, software);
+  }
+  if (s.astigmatism) {
+    calibration_path = sibling_path(out, "_astig.json");
+    write_astigmatic_calibration(calibration_path, *s.astigmatism);
+  }
+  // The Picasso camera of a non-default camera: EM gain, or the maps' means.
+  double baseline = s.baseline, sensitivity = s.sensitivity, gain = 1;
+  if (s.camera == "emccd") gain = s.em_gain;
+  if (s.maps) {
+    double offset_sum = 0, gain_sum = 0;
+    for (std::size_t k = 0; k < s.maps->offset.size(); ++k) {
+      offset_sum += s.maps->offset[k];
+      gain_sum += s.maps->gain[k];
+    }
+    const auto n = static_cast<double>(s.maps->offset.size());
+    baseline = offset_sum / n;
+    sensitivity = n / gain_sum;
+  }
   // The camera that made the counts, beside the movie as Picasso's movie info
   // (<stem>.yaml): fit2d reads Baseline, Sensitivity, Gain and Pixelsize from it.
   const auto yaml_path = sibling_path(out, ".yaml");
@@ -47,32 +147,48 @@ void run_simulate_movie(MovieCliOptions o, std::uint64_t seed, bool quiet) {
     std::ostringstream f;
     f.imbue(std::locale::classic());
     f << std::setprecision(17) << "Width: " << s.width << "\nHeight: " << s.height << "\nFrames: " << s.frames
-      << "\nData Type: uint16\nByte Order: '<'\nPixelsize: " << s.pixel_size_nm << "\nBaseline: " << s.baseline
-      << "\nSensitivity: " << s.sensitivity << "\nGain: 1\nQe: 1\nGenerated by: nanoscopy bench simulate movie "
-      << NANOSCOPY_VERSION << "\nSimulation.PSF sigma [px]: " << s.psf_sigma << "\nSimulation.Photons: " << s.photons
-      << "\nSimulation.Background [photons/px]: " << s.background << "\nSimulation.Seed: " << s.seed << "\n";
+      << "\nData Type: uint16\nByte Order: '<'\nPixelsize: " << s.pixel_size_nm << "\nBaseline: " << baseline
+      << "\nSensitivity: " << sensitivity << "\nGain: " << gain << "\nQe: 1\nGenerated by: nanoscopy bench simulate movie "
+      << NANOSCOPY_VERSION;
+    if (!maps_path.empty()) f << "\nCamera maps: " << std::filesystem::path(maps_path).filename().string();
+    if (!calibration_path.empty())
+      f << "\nAstigmatic calibration: " << std::filesystem::path(calibration_path).filename().string();
+    if (!s.astigmatism) f << "\nSimulation.PSF sigma [px]: " << s.psf_sigma;
+    f << "\nSimulation.Photons: " << s.photons << "\nSimulation.Background [photons/px]: " << s.background
+      << "\nSimulation.Seed: " << s.seed << "\n";
+    if (s.camera != "poisson") f << "Simulation.Camera: " << s.camera << "\n";
+    if (s.camera == "emccd") f << "Simulation.Read noise [e-]: " << s.read_noise << "\n";
+    if (s.astigmatism)
+      f << "Simulation.Z range [nm]: [" << s.z_min_nm << ", " << s.z_max_nm << "]\n";
+    if (s.z_stack) f << "Simulation.Z step [nm]: " << s.z_step_nm << "\nSimulation.Beads: " << s.beads << "\n";
     write_file_atomically(yaml_path, f.str());
   }
   // The truth in the localizations' own conventions (a ThunderSTORM CSV: frames
   // from 1, nm from the image's top-left corner), so it reads like fit2d's output.
   const auto truth_path = sibling_path(out, "_truth.csv");
-  auto table = create_csv_writer(truth_path, {{"id", ColumnType::f64},
-                                              {"frame", ColumnType::u32},
-                                              {"x [nm]", ColumnType::f64},
-                                              {"y [nm]", ColumnType::f64},
-                                              {"intensity [photon]", ColumnType::f64}});
+  std::vector<Column> columns = {{"id", ColumnType::f64},
+                                     {"frame", ColumnType::u32},
+                                     {"x [nm]", ColumnType::f64},
+                                     {"y [nm]", ColumnType::f64},
+                                     {"intensity [photon]", ColumnType::f64}};
+  if (s.astigmatism) columns.push_back({"z [nm]", ColumnType::f64});  // from the focal plane, as the calibration's z
+  auto table = create_csv_writer(truth_path, columns);
   std::vector<double> rows;
-  rows.reserve(truth.size() * 5);
+  rows.reserve(truth.size() * columns.size());
   double id = 0;
-  for (const auto& t : truth)
+  for (const auto& t : truth) {
     rows.insert(rows.end(), {++id, static_cast<double>(t.frame + 1), (t.x + 0.5) * s.pixel_size_nm,
                              (t.y + 0.5) * s.pixel_size_nm, t.photons});
+    if (s.astigmatism) rows.push_back(t.z);
+  }
   table->append(rows);
   table->finish();
   outputs.commit();
   if (!quiet)
     std::cerr << "wrote " << o.output << " (" << s.frames << " frames of " << s.width << "x" << s.height << ", "
-              << truth.size() << " emitter images), its camera " << yaml_path << " and truth " << truth_path
+              << truth.size() << (s.z_stack ? " bead images" : " emitter images") << "), its camera " << yaml_path
+              << (maps_path.empty() ? "" : ", maps " + maps_path)
+              << (calibration_path.empty() ? "" : ", calibration " + calibration_path) << " and truth " << truth_path
               << " (ThunderSTORM CSV: frames from 1, nm)\n";
 }
 

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "nanoscopy/sim/blinking.hpp"
@@ -14,13 +15,21 @@ namespace nanoscopy {
 struct MovieCliOptions {
   MovieSettings settings;
   std::string output = "movie.tif";
+  std::optional<double> sensitivity;  // --sensitivity; else 0.5 e⁻/ADU (emccd: 10)
+  std::string camera_maps;            // --camera-maps: the sCMOS maps to use instead of simulated ones
+  bool astigmatic = false;            // --astigmatic: 3D with the built-in calibration
+  std::string calibration;            // --calibration: 3D with this one
+  std::optional<double> z_min, z_max, z_step;
+  std::optional<int> beads;
 };
 
 void add_movie_options(CLI::App& cmd, MovieCliOptions& options);
 
 // Writes the movie, its camera (<stem>.yaml, Picasso's movie info with Baseline,
 // Sensitivity, Gain, Pixelsize) and <stem>_truth.csv (ThunderSTORM conventions)
-// beside it; prints a one-line summary.
+// beside it; an sCMOS movie also its maps (<stem>_maps.h5, named in the .yaml as
+// "Camera maps"), an astigmatic one its calibration (<stem>_astig.json, named as
+// "Astigmatic calibration") and z in the truth ("z [nm]"). Prints a one-line summary.
 void run_simulate_movie(MovieCliOptions options, std::uint64_t seed, bool quiet);
 
 struct BlinkingCliOptions {

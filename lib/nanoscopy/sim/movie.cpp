@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <utility>
 #include <random>
 #include <span>
 
@@ -19,16 +21,36 @@ double pixel_integral(std::int64_t i, double mu, double sigma) {
 
 struct Spot {
   double x, y, photons;
+  double sx, sy;  // PSF widths, px
 };
+
+// The camera's ADU for `electrons` (photoelectrons) at pixel k.
+double camera_adu(const MovieSettings& m, double electrons, std::size_t k, std::mt19937_64& rng) {
+  if (m.camera == "emccd") {
+    double e = electrons;
+    if (m.em_gain > 1) {
+      e = electrons > 0 ? std::gamma_distribution<double>(electrons, m.em_gain)(rng) : 0.0;
+    } else {
+      e *= m.em_gain;
+    }
+    if (m.read_noise > 0) e += std::normal_distribution<double>(0.0, m.read_noise)(rng);
+    return m.baseline + e / m.sensitivity;
+  }
+  // scmos
+  const auto& maps = *m.maps;
+  double adu = maps.offset[k] + maps.gain[k] * electrons;
+  if (maps.variance[k] > 0) adu += std::normal_distribution<double>(0.0, std::sqrt(static_cast<double>(maps.variance[k])))(rng);
+  return adu;
+}
 
 // One frame: the expected photons (background plus each spot's pixel-integrated
 // Gaussian within 6 sigma, beyond which it is below 1e-8 of the spot), Poisson
-// shot noise, then the camera's gain and baseline.
+// shot noise, then the camera.
 void render_frame(const MovieSettings& m, const std::vector<Spot>& spots, std::int64_t t, std::span<std::uint16_t> out) {
   std::vector<double> expected(out.size(), m.background);
-  const std::int64_t reach = static_cast<std::int64_t>(std::ceil(6 * m.psf_sigma)) + 1;
   std::vector<double> px, py;
   for (const auto& s : spots) {
+    const std::int64_t reach = static_cast<std::int64_t>(std::ceil(6 * std::max(s.sx, s.sy))) + 1;
     const std::int64_t x0 = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(s.x)) - reach);
     const std::int64_t x1 = std::min<std::int64_t>(m.width - 1, static_cast<std::int64_t>(std::floor(s.x)) + reach);
     const std::int64_t y0 = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(s.y)) - reach);
@@ -36,8 +58,8 @@ void render_frame(const MovieSettings& m, const std::vector<Spot>& spots, std::i
     if (x0 > x1 || y0 > y1) continue;  // drifted off the frame
     px.resize(static_cast<std::size_t>(x1 - x0 + 1));
     py.resize(static_cast<std::size_t>(y1 - y0 + 1));
-    for (std::int64_t i = x0; i <= x1; ++i) px[static_cast<std::size_t>(i - x0)] = pixel_integral(i, s.x, m.psf_sigma);
-    for (std::int64_t j = y0; j <= y1; ++j) py[static_cast<std::size_t>(j - y0)] = pixel_integral(j, s.y, m.psf_sigma);
+    for (std::int64_t i = x0; i <= x1; ++i) px[static_cast<std::size_t>(i - x0)] = pixel_integral(i, s.x, s.sx);
+    for (std::int64_t j = y0; j <= y1; ++j) py[static_cast<std::size_t>(j - y0)] = pixel_integral(j, s.y, s.sy);
     for (std::int64_t j = y0; j <= y1; ++j)
       for (std::int64_t i = x0; i <= x1; ++i)
         expected[static_cast<std::size_t>(j * m.width + i)] +=
@@ -49,30 +71,94 @@ void render_frame(const MovieSettings& m, const std::vector<Spot>& spots, std::i
   // Most pixels hold only the background: one distribution serves them all
   // (setting up a Poisson distribution costs more than drawing from it).
   std::poisson_distribution<std::int64_t> background(m.background);
+  const bool plain = m.camera == "poisson";
   for (std::size_t k = 0; k < expected.size(); ++k) {
     const double mean = expected[k];
     const auto electrons = static_cast<double>(mean == m.background ? background(rng)
                                                                      : std::poisson_distribution<std::int64_t>(mean)(rng));
-    const double adu = std::round(m.baseline + electrons / m.sensitivity);
+    const double adu = std::round(plain ? m.baseline + electrons / m.sensitivity : camera_adu(m, electrons, k, rng));
     out[k] = static_cast<std::uint16_t>(std::clamp(adu, 0.0, 65535.0));
+  }
+}
+
+void check_settings(const MovieSettings& m) {
+  if (m.camera != "poisson" && m.camera != "emccd" && m.camera != "scmos")
+    throw UsageError("--camera", "unknown camera '" + m.camera + "' (poisson, emccd or scmos)");
+  if (m.camera == "emccd" && !(m.em_gain >= 1)) throw UsageError("--em-gain", "must be at least 1");
+  if (m.camera == "emccd" && !(m.read_noise >= 0)) throw UsageError("--read-noise", "must not be negative");
+  if (m.camera == "scmos") {
+    if (!m.maps) throw UsageError("--camera", "an sCMOS camera needs its per-pixel maps");
+    m.maps->check_frame_size(m.width, m.height, "the simulated movie");
+  }
+  if (m.z_stack && !m.astigmatism) throw UsageError("--z-stack", "a bead z-stack needs an astigmatic calibration");
+  if (m.astigmatism) {
+    if (!(m.z_min_nm <= m.z_max_nm)) throw UsageError("--z-min", "the z range is empty (--z-min > --z-max)");
+    m.astigmatism->require_covers(m.z_min_nm, m.z_max_nm, "--z-min/--z-max");
+  }
+  if (m.z_stack) {
+    if (!(m.z_step_nm > 0)) throw UsageError("--z-step", "must be positive (nm)");
+    if (m.beads < 1) throw UsageError("--beads", "a z-stack needs at least one bead");
+    m.astigmatism->require_covers(m.z_min_nm, m.z_min_nm + m.z_step_nm * static_cast<double>(m.frames - 1),
+                                  "--z-step/--frames");
   }
 }
 
 }  // namespace
 
+CameraMaps simulate_camera_maps(std::int64_t width, std::int64_t height, std::uint64_t seed) {
+  CameraMaps maps;
+  maps.width = width;
+  maps.height = height;
+  maps.source = "simulated camera maps";
+  const auto n = static_cast<std::size_t>(width * height);
+  maps.offset.resize(n);
+  maps.gain.resize(n);
+  maps.variance.resize(n);
+  std::mt19937_64 rng(seed ^ 0x5c3a05c3a05c3a05ULL);
+  std::normal_distribution<double> offset(100.0, 3.0), gain(2.0, 0.1), log_variance(std::log(6.0), 0.4);
+  std::bernoulli_distribution hot(0.01);
+  std::uniform_real_distribution<double> hot_factor(std::log(5.0), std::log(100.0));
+  for (std::size_t k = 0; k < n; ++k) {
+    maps.offset[k] = static_cast<float>(offset(rng));
+    maps.gain[k] = static_cast<float>(std::max(0.5, gain(rng)));
+    double v = std::exp(log_variance(rng));
+    if (hot(rng)) v *= std::exp(hot_factor(rng));
+    maps.variance[k] = static_cast<float>(v);
+  }
+  return maps;
+}
+
 std::vector<EmitterTruth> simulate_movie(const MovieSettings& m, const std::string& path) {
+  check_settings(m);
   std::mt19937_64 rng(m.seed);
-  const double margin = 2.0 * m.psf_sigma;
+  // 3D: σx, σy in px from the calibration (σ in nm over this movie's pixel size).
+  std::optional<AstigmaticPsf<double>> psf;
+  if (m.astigmatism) psf = m.astigmatism->in_pixels<double>(m.pixel_size_nm);
+  auto widths = [&](double z) {
+    if (!psf) return std::pair{m.psf_sigma, m.psf_sigma};
+    return std::pair{psf->x.sigma(z), psf->y.sigma(z)};
+  };
+  double widest = psf ? 0.0 : m.psf_sigma;
+  if (psf)
+    for (int i = 0; i <= 100; ++i) {
+      const auto [sx, sy] = widths(m.z_min_nm + (m.z_max_nm - m.z_min_nm) * i / 100.0);
+      widest = std::max({widest, sx, sy});
+    }
+  const double margin = 2.0 * widest;
   std::uniform_real_distribution<double> ux(margin, static_cast<double>(m.width) - 1 - margin);
   std::uniform_real_distribution<double> uy(margin, static_cast<double>(m.height) - 1 - margin);
   struct Emitter {
     double x, y;
     bool on;
     bool marker;
+    double z = 0;  // nm
   };
-  std::vector<Emitter> emitters(static_cast<std::size_t>(m.emitters));
+  std::vector<Emitter> emitters(static_cast<std::size_t>(m.z_stack ? 0 : m.emitters));
   std::bernoulli_distribution starts_on(m.on_fraction);
-  if (m.structure == "grid") {
+  if (m.z_stack) {
+    // Beads: always on, like markers, but at the stack's z.
+    for (int k = 0; k < m.beads; ++k) emitters.push_back({ux(rng), uy(rng), true, true});
+  } else if (m.structure == "grid") {
     // As square a grid as the frame allows, cells filled in row order.
     const double w = static_cast<double>(m.width) - 1 - 2 * margin, h = static_cast<double>(m.height) - 1 - 2 * margin;
     const int cols = std::max(1, static_cast<int>(std::ceil(std::sqrt(m.emitters * w / std::max(h, 1.0)))));
@@ -85,7 +171,14 @@ std::vector<EmitterTruth> simulate_movie(const MovieSettings& m, const std::stri
   } else {
     throw UsageError("--structure", "unknown structure '" + m.structure + "' (random or grid)");
   }
-  for (int k = 0; k < m.markers; ++k) emitters.push_back({ux(rng), uy(rng), true, true});
+  if (!m.z_stack)
+    for (int k = 0; k < m.markers; ++k) emitters.push_back({ux(rng), uy(rng), true, true});
+  if (psf && !m.z_stack) {
+    // z from its own stream, so the (x, y) and blinking of a 2D movie stay as they are.
+    std::mt19937_64 zrng(m.seed ^ 0x7a5e3d7a5e3d7a5eULL);
+    std::uniform_real_distribution<double> uz(m.z_min_nm, m.z_max_nm);
+    for (auto& e : emitters) e.z = uz(zrng);
+  }
   // Two-state Markov blinking with the requested duty cycle and on-period length.
   const double p_off = 1.0 / std::max(1.0, m.mean_on_frames);
   const double p_on = std::clamp(p_off * m.on_fraction / std::max(1e-9, 1.0 - m.on_fraction), 0.0, 1.0);
@@ -117,9 +210,11 @@ std::vector<EmitterTruth> simulate_movie(const MovieSettings& m, const std::stri
       for (auto& e : emitters) {
         if (t > 0 && !e.marker) e.on = e.on ? !std::bernoulli_distribution(p_off)(rng) : std::bernoulli_distribution(p_on)(rng);
         if (!e.on) continue;
-        const double photons = e.marker ? m.photons * m.marker_brightness : m.photons;
-        truth.push_back({t, e.x + shift_x, e.y + shift_y, photons});
-        on_now.push_back({e.x + shift_x, e.y + shift_y, photons});
+        const double photons = e.marker && !m.z_stack ? m.photons * m.marker_brightness : m.photons;
+        const double z = m.z_stack ? m.z_min_nm + m.z_step_nm * static_cast<double>(t) : e.z;
+        const auto [sx, sy] = widths(z);
+        truth.push_back({t, e.x + shift_x, e.y + shift_y, photons, z});
+        on_now.push_back({e.x + shift_x, e.y + shift_y, photons, sx, sy});
       }
     }
 #pragma omp parallel for schedule(dynamic)

@@ -1,12 +1,20 @@
 // Simulated single-molecule movies with known truth: emitters at random
 // positions that blink (exponential on/off times), a pixel-integrated Gaussian
-// PSF, uniform background, Poisson shot noise, then camera gain and baseline.
-// Used by the README's demo, by tests and by bench.
+// PSF (round, or astigmatic with a z per emitter), uniform background, Poisson
+// shot noise, then a camera: the plain one (gain and baseline), an EMCCD (gamma
+// EM gain, read noise) or an sCMOS (per-pixel offset, gain and read noise).
+// Also bead z-stacks for the astigmatic calibration. Used by the README's demo,
+// by tests and by bench.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "nanoscopy/core/astigmatism.hpp"
+#include "nanoscopy/core/camera_maps.hpp"
 
 namespace nanoscopy {
 
@@ -29,13 +37,44 @@ struct MovieSettings {
   double drift_x = 0;          // stage drift, px per frame: every emitter sits at (x + t·drift_x, y + t·drift_y)
   double drift_y = 0;
   std::uint64_t seed = 1;
+
+  // The camera after the shot noise (electrons = photons: Qe is not applied):
+  //   "poisson"  ADU = baseline + electrons / sensitivity (the default);
+  //   "emccd"    electrons → Gamma(shape electrons, scale em_gain) (excess noise
+  //              factor 2), + Gaussian read noise of read_noise e⁻ rms, then as above;
+  //   "scmos"    ADU = offset_i + gain_i · electrons + N(0, variance_i), per pixel from `maps`.
+  // ADU are rounded and clamped to uint16.
+  std::string camera = "poisson";
+  double em_gain = 100;    // emccd
+  double read_noise = 0;   // emccd: e⁻ rms, added after the EM gain
+  std::shared_ptr<const CameraMaps> maps;  // scmos: width × height
+
+  // Astigmatic 3D: when set, each emitter sits at a z drawn uniformly from
+  // [z_min_nm, z_max_nm] and its σx, σy (px: the calibration's σ in nm over
+  // pixel_size_nm) come from the calibration; psf_sigma is not used.
+  std::optional<AstigmaticCalibration> astigmatism;
+  double z_min_nm = -600, z_max_nm = 600;
+
+  // Bead z-stack (needs `astigmatism`): `beads` always-on emitters at random
+  // (x, y); frame t shows them at z = z_min_nm + t · z_step_nm (emitters,
+  // on_fraction and markers are not used).
+  bool z_stack = false;
+  int beads = 1;
+  double z_step_nm = 10;
 };
 
 struct EmitterTruth {
   std::int64_t frame;
   double x, y;     // pixels, centre of pixel i at i
   double photons;  // photons in this frame
+  double z = 0;    // nm (astigmatic movies and z-stacks)
 };
+
+// sCMOS maps as a simulated camera has them (seeded, reproducible): offset
+// N(100, 3²) ADU, gain N(2, 0.1²) ADU/e⁻ (at least 0.5), read-noise variance
+// lognormal (median 6 ADU², log-σ 0.4) with a hot-pixel tail: 1% of the pixels
+// 5–100× noisier.
+CameraMaps simulate_camera_maps(std::int64_t width, std::int64_t height, std::uint64_t seed);
 
 // Writes the movie as uint16 TIFF (or HDF5 by extension) and returns the truth
 // (one row per emitter per frame it was on, markers included, at their drifted
