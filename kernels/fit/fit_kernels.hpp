@@ -46,7 +46,8 @@ struct FitLaunch {
 // Asynchronous on `stream`; count 0 launches nothing.
 void launch_fit(const FitLaunch& launch, const FitGeometry& geometry, cudaStream_t stream);
 
-// Loads every fit kernel instance on the current device now. With CUDA's lazy
+// Loads every fit kernel instance of `precision` (its lanes, pixel types and
+// models) on the current device now. With CUDA's lazy
 // loading a kernel is otherwise loaded at its first launch; a later piece of a
 // split chunk can pick another lane count, whose first launch on a nearly full
 // device would then fail.

@@ -87,6 +87,8 @@ NANOSCOPY_HD std::int64_t median_rank(std::int64_t n) {
 }
 
 // Noise sd from the median absolute deviation (Gaussian consistency factor), and the detection level.
+// Rounded through double as they always were, so both backends find the same candidates as before: on the GPU
+// these are noise_kernel's only FP64 instructions, once per frame in one thread (scripts/sass-fp64 lists them).
 NANOSCOPY_HD float noise_sd_from_mad(float mad) {
   return static_cast<float>(1.4826 * static_cast<double>(mad));
 }
