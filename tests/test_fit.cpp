@@ -74,8 +74,8 @@ struct AxisModel {
 AxisModel make_axis_model(ShapeModel model, double sigma) {
   return AxisModel{model, sigma};
 }
-fit_detail::AxisTerm axis_term(const AxisModel& am, double u) {
-  fit_detail::AxisTerm t{};
+fit_detail::AxisTerm<double> axis_term(const AxisModel& am, double u) {
+  fit_detail::AxisTerm<double> t{};
   if (!fit_detail::dispatch_model(am.model, [&]<class M>(M) { t = M::term(M::make_axis(am.sigma), u); }))
     throw std::logic_error("no listed model has shape " + to_string(am.model));
   return t;
@@ -83,22 +83,22 @@ fit_detail::AxisTerm axis_term(const AxisModel& am, double u) {
 
 // The model at p through the closed forms (for finite differences); also
 // checks the separable sums against the sums taken pixel by pixel.
-fit_detail::Evaluation<3> evaluate(const std::vector<double>& g, int w, int h, ShapeModel model, const double p[3]) {
+fit_detail::Evaluation<double, 3> evaluate(const std::vector<double>& g, int w, int h, ShapeModel model, const double p[3]) {
   using namespace fit_detail;
   const AxisModel am = make_axis_model(model, p[2]);
-  AxisSums xs, ys;
+  AxisSums<double> xs, ys;
   clear(xs);
   clear(ys);
   for (int c = 0; c < w; ++c) accumulate(xs, axis_term(am, c - p[0]));
   for (int r = 0; r < h; ++r) accumulate(ys, axis_term(am, r - p[1]));
-  IsotropicDataSums data;
+  IsotropicDataSums<double> data;
   clear(data);
   double direct[18] = {};
   double sum = 0, sum2 = 0;
   for (int r = 0; r < h; ++r)
     for (int c = 0; c < w; ++c) {
       const double v = g[r * w + c];
-      const AxisTerm X = axis_term(am, c - p[0]), Y = axis_term(am, r - p[1]);
+      const AxisTerm<double> X = axis_term(am, c - p[0]), Y = axis_term(am, r - p[1]);
       accumulate(data, v, X, Y);
       const double f = X.v * Y.v, d[3] = {X.dc * Y.v, X.v * Y.dc, X.ds * Y.v + X.v * Y.ds};
       const double terms[18] = {f,           f * f,       f * v,       d[0],        d[1],        d[2],
@@ -108,12 +108,12 @@ fit_detail::Evaluation<3> evaluate(const std::vector<double>& g, int w, int h, S
       sum += v;
       sum2 += v * v;
     }
-  const Sums<3> s = combine(xs, ys, data);
+  const Sums<double, 3> s = combine(xs, ys, data);
   const double separable[18] = {s.f,     s.ff,    s.fg,    s.d[0],  s.d[1],  s.d[2],  s.fd[0], s.fd[1], s.fd[2],
                                 s.gd[0], s.gd[1], s.gd[2], s.dd[0], s.dd[1], s.dd[2], s.dd[3], s.dd[4], s.dd[5]};
   for (int i = 0; i < 18; ++i) CHECK(separable[i] == doctest::Approx(direct[i]).epsilon(1e-12).scale(1e-9));
-  Evaluation<3> e{};
-  REQUIRE(lsq_assemble(s, RoiConstants{static_cast<double>(w * h), sum, sum2}, e));
+  Evaluation<double, 3> e{};
+  REQUIRE(lsq_assemble(s, RoiConstants<double>{static_cast<double>(w * h), sum, sum2}, e));
   return e;
 }
 

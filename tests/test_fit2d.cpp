@@ -72,6 +72,36 @@ TEST_CASE("fit2d finds the simulated emitters: recall, false positives, RMS erro
   CHECK(photons / static_cast<double>(locs.size()) == doctest::Approx(2000).epsilon(0.15));
 }
 
+TEST_CASE("fit2d --fit-precision: float (the GPU's default) and double give the same localizations") {
+  TempDir dir;
+  const auto movie = simulate(dir, "--frames 40 --width 64 --height 64 --emitters 30 --photons 1500 --background 10");
+  std::map<std::string, std::vector<Localization>> locs;
+  for (const std::string precision : {"auto", "double", "float"}) {
+    const auto csv = (dir / (precision + ".csv")).string();
+    const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(csv) + kCamera +
+                                     "--device cpu --fit-precision " + precision);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    locs[precision] = read_localizations(csv, 108.0);
+  }
+  // auto on the CPU is the double reference, row for row.
+  REQUIRE(locs["auto"].size() == locs["double"].size());
+  for (std::size_t k = 0; k < locs["auto"].size(); ++k) {
+    CHECK(locs["auto"][k].x == locs["double"][k].x);
+    CHECK(locs["auto"][k].y == locs["double"][k].y);
+  }
+  // float: the same spots (filters may drop a borderline fit either way), within 1e-3 px for ≥ 99 % of them.
+  const auto& d = locs["double"];
+  const auto& f = locs["float"];
+  REQUIRE(d.size() > 80);
+  CHECK(std::abs(static_cast<double>(f.size()) - static_cast<double>(d.size())) <= 0.01 * static_cast<double>(d.size()));
+  const auto m = match(f, d, 0.01);
+  MESSAGE("float vs double: " << f.size() << " / " << d.size() << " localizations, " << m.true_positives
+                              << " within 0.01 px, RMS " << m.rms << " px");
+  CHECK(static_cast<double>(m.true_positives) >= 0.99 * static_cast<double>(d.size()));
+  CHECK(m.rms < 1e-3);
+}
+
 TEST_CASE("fit2d on a structured sample: a grid of emitters about 7 px apart") {
   TempDir dir;
   const auto movie = simulate(dir, "--frames 60 --width 64 --height 64 --emitters 64 --structure grid --on-fraction 0.3");

@@ -91,7 +91,7 @@ FitPlan::FitPlan(int device, const FitSettings& settings, const FitPlanOptions& 
     throw UsageError("fit", "lanes per fit must be 1, 2, 4, 8, 16 or 32");
   DeviceGuard guard(device);
   NANOSCOPY_CUDA_CHECK(cudaDeviceGetAttribute(&impl_->multiprocessors, cudaDevAttrMultiProcessorCount, device));
-  preload_fit_kernels();
+  preload_fit_kernels(settings.precision);
   impl_->slots.resize(static_cast<std::size_t>(std::max(1, options.streams)));
 }
 
@@ -115,7 +115,8 @@ const FitSettings& FitPlan::settings() const {
 }
 
 int FitPlan::lanes_for(int width, int height, std::int64_t count) const {
-  return fit_geometry(width, height, count, impl_->options.lanes_per_fit, impl_->multiprocessors).lanes;
+  return fit_geometry(width, height, count, impl_->options.lanes_per_fit, impl_->multiprocessors,
+                      impl_->settings.precision).lanes;
 }
 
 void FitPlan::fit_device(const void* d_pixels, PixelType type, std::int64_t count, int width, int height,
@@ -139,7 +140,8 @@ void FitPlan::fit_device(const void* d_pixels, PixelType type, std::int64_t coun
   launch.initial = d_initial;
   launch.out = d_out;
   launch.settings = impl_->settings;
-  launch_fit(launch, fit_geometry(width, height, count, impl_->options.lanes_per_fit, impl_->multiprocessors), stream);
+  launch_fit(launch, fit_geometry(width, height, count, impl_->options.lanes_per_fit, impl_->multiprocessors,
+                      impl_->settings.precision), stream);
 }
 
 void FitPlan::fit(const RoiBatch& batch, std::span<FitResult> out) {
@@ -210,7 +212,8 @@ void FitPlan::fit(const RoiBatch& batch, std::span<FitResult> out) {
       launch.count = count;
       launch.initial = with_guesses ? s.d_guesses.get() : nullptr;
       launch.out = s.d_out.get();
-      launch_fit(launch, fit_geometry(batch.width, batch.height, count, im.options.lanes_per_fit, im.multiprocessors),
+      launch_fit(launch, fit_geometry(batch.width, batch.height, count, im.options.lanes_per_fit, im.multiprocessors,
+                                      im.settings.precision),
                  stream);
       FitResult* dst = out.data() + first;
       if (!direct_out) {

@@ -17,6 +17,11 @@ using namespace fit_detail;
 constexpr int max_shared_bytes = 48 * 1024;
 constexpr int target_block_threads = 128;
 
+// T: the scalar of the fit math, float unless FitSettings::precision asks for
+// fp64. The float kernels hold no FP64 instruction (scripts/sass-fp64, ctest
+// sass_fp64): the settings arrive converted (FitLimits<float>), and χ² is
+// summed from residuals (estimators/lsq.hpp, kResidualChi2).
+template <class T>
 struct KernelArgs {
   const void* pixels;
   const SpotGuess* initial;
@@ -25,7 +30,7 @@ struct KernelArgs {
   int width, height;
   int fits_per_block;
   int pixel_stride;  // floats per staged ROI
-  FitSettings settings;
+  FitLimits<T> limits;
 };
 
 // Sum over the group's lanes (xor butterfly: every lane ends with the same bits).
@@ -36,11 +41,11 @@ __device__ __forceinline__ T group_sum(T v, unsigned mask) {
   return v;
 }
 
-template <int G>
-__device__ __forceinline__ InitScan group_combine(InitScan s, unsigned mask) {
+template <int G, class T>
+__device__ __forceinline__ InitScan<T> group_combine(InitScan<T> s, unsigned mask) {
 #pragma unroll
   for (int off = G / 2; off > 0; off /= 2) {
-    InitScan o;
+    InitScan<T> o;
     o.best_avg = __shfl_xor_sync(mask, s.best_avg, off);
     o.best_index = __shfl_xor_sync(mask, s.best_index, off);
     o.min = __shfl_xor_sync(mask, s.min, off);
@@ -54,28 +59,29 @@ __device__ __forceinline__ InitScan group_combine(InitScan s, unsigned mask) {
 }
 
 // The model M at p for one group: lanes fill the axis terms, then sum their pixels.
-template <int G, class M>
+template <int G, class M, class T>
 struct GroupEvaluator {
   static constexpr int N = M::n_params;
-  using DataSums = typename M::DataSums;
+  using DataSums = typename M::template DataSums<T>;
+  using real = T;
 
   const float* g;  // the staged ROI (shared)
   real* tab;       // 3·(width + height) values (shared): v, dc, ds; columns then rows
   int w, h, lane;
   int c0, r0, dc, dr;  // this lane's first pixel and the stride G as (columns, rows)
   unsigned mask;
-  RoiConstants k;
+  RoiConstants<T> k;
 
   // Out of line, as one call per evaluation: inlined at lm_fit's two call
   // sites the kernels need about 200–220 registers a thread (sm_90, ptxas -v),
   // out of line 152–160 (the fused kernel before the model split: 156–176),
   // which keeps three 128-thread blocks per SM instead of two.
-  __device__ __noinline__ bool operator()(const real p[N], Evaluation<N>& e) {
+  __device__ __noinline__ bool operator()(const real p[N], Evaluation<T, N>& e) {
     const int t = w + h;
-    const typename M::Axis ax = M::make_axis(M::column_width(p));
-    const typename M::Axis ay = M::make_axis(M::row_width(p));
+    const auto ax = M::make_axis(M::column_width(p));
+    const auto ay = M::make_axis(M::row_width(p));
     const real cx = M::column_centre(p), cy = M::row_centre(p);
-    AxisSums xs, ys;
+    AxisSums<T> xs, ys;
     clear(xs);
     clear(ys);
     __syncwarp(mask);  // every lane is done reading the previous terms
@@ -84,14 +90,14 @@ struct GroupEvaluator {
     // choice between two Axis structs puts both in local memory.
     int j = lane;
     for (; j < w; j += G) {
-      const AxisTerm a = M::term(ax, j - cx);
+      const AxisTerm<T> a = M::term(ax, j - cx);
       tab[j] = a.v;
       tab[t + j] = a.dc;
       tab[2 * t + j] = a.ds;
       accumulate(xs, a);
     }
     for (; j < t; j += G) {
-      const AxisTerm a = M::term(ay, (j - w) - cy);
+      const AxisTerm<T> a = M::term(ay, (j - w) - cy);
       tab[j] = a.v;
       tab[t + j] = a.dc;
       tab[2 * t + j] = a.ds;
@@ -103,8 +109,8 @@ struct GroupEvaluator {
     const int n = w * h;
     int c = c0, r = r0;
     for (int i = lane; i < n; i += G) {
-      const AxisTerm X{tab[c], tab[t + c], tab[2 * t + c]};
-      const AxisTerm Y{tab[w + r], tab[t + w + r], tab[2 * t + w + r]};
+      const AxisTerm<T> X{tab[c], tab[t + c], tab[2 * t + c]};
+      const AxisTerm<T> Y{tab[w + r], tab[t + w + r], tab[2 * t + w + r]};
       accumulate(d, static_cast<real>(g[i]), X, Y);
       c += dc;
       r += dr;
@@ -114,7 +120,7 @@ struct GroupEvaluator {
       }
     }
     if (G > 1) {
-      const auto reduce = [this](AxisSums& a) {
+      const auto reduce = [this](AxisSums<T>& a) {
         a.v = group_sum<G>(a.v, mask);
         a.dc = group_sum<G>(a.dc, mask);
         a.ds = group_sum<G>(a.ds, mask);
@@ -130,17 +136,37 @@ struct GroupEvaluator {
 #pragma unroll
       for (int j = 0; j < DataSums::size; ++j) d.s[j] = group_sum<G>(d.s[j], mask);
     }
-    return lsq_assemble(M::sums(p, xs, ys, d), k, e);
+    if (!lsq_assemble(M::sums(p, xs, ys, d), k, e)) return false;
+    if constexpr (kResidualChi2<T>) {
+      // χ² from the residuals (see kResidualChi2): a second pass over this lane's pixels.
+      real chi2 = 0;
+      c = c0;
+      r = r0;
+      for (int i = lane; i < n; i += G) {
+        const real res = static_cast<real>(g[i]) - e.alpha * (tab[c] * tab[w + r]) - e.beta;
+        chi2 += res * res;
+        c += dc;
+        r += dr;
+        if (c >= w) {
+          c -= w;
+          ++r;
+        }
+      }
+      if (G > 1) chi2 = group_sum<G>(chi2, mask);
+      e.chi2 = chi2;
+    }
+    return true;
   }
 };
 
-template <typename Pixel, int G, class M>
-__global__ void fit_kernel(KernelArgs a) {
-  extern __shared__ real shared[];
+template <typename Pixel, int G, class M, class T>
+__global__ void fit_kernel(KernelArgs<T> a) {
+  using real = T;
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
   const int w = a.width, h = a.height, n = w * h, t = w + h;
   const int fpb = a.fits_per_block;
-  real* tables = shared;
-  float* staged = reinterpret_cast<float*>(shared + static_cast<std::size_t>(fpb) * 3 * t);
+  real* tables = reinterpret_cast<real*>(shared_bytes);
+  float* staged = reinterpret_cast<float*>(tables + static_cast<std::size_t>(fpb) * 3 * t);
 
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * fpb;
   const int fits_here = static_cast<int>(min(static_cast<std::int64_t>(fpb), a.count - first));
@@ -159,7 +185,7 @@ __global__ void fit_kernel(KernelArgs a) {
   const std::int64_t fit = first + slot;
 
   // The paper's initial estimate, lanes over pixels.
-  InitScan scan = init_scan_identity();
+  InitScan<T> scan = init_scan_identity<T>();
   for (int i = lane; i < n; i += G) init_scan_pixel(scan, g, w, h, i % w, i / w);
   scan = group_combine<G>(scan, mask);
   if (scan.nonfinite > 0 || !(scan.max > scan.min)) {
@@ -169,16 +195,16 @@ __global__ void fit_kernel(KernelArgs a) {
   real start[M::n_params];
   if (a.initial) {
     const SpotGuess guess = a.initial[fit];
-    M::from_spot(guess.x, guess.y, guess.sigma, start);
+    M::from_spot(real(guess.x), real(guess.y), real(guess.sigma), start);
   } else {
     const real threshold = init_threshold(scan);
     int above = 0;
     for (int i = lane; i < n; i += G) above += static_cast<real>(g[i]) > threshold ? 1 : 0;
     above = group_sum<G>(above, mask);
-    M::from_spot(scan.best_index % w, scan.best_index / w, init_sigma(above), start);
+    M::from_spot(real(scan.best_index % w), real(scan.best_index / w), init_sigma<T>(above), start);
   }
 
-  GroupEvaluator<G, M> eval;
+  GroupEvaluator<G, M, T> eval;
   eval.g = g;
   eval.tab = tables + static_cast<std::size_t>(slot) * 3 * t;
   eval.w = w;
@@ -189,31 +215,31 @@ __global__ void fit_kernel(KernelArgs a) {
   eval.dc = G % w;
   eval.dr = G / w;
   eval.mask = mask;
-  eval.k = RoiConstants{static_cast<real>(n), scan.sum, scan.sum2};
-  const FitResult r = lm_fit<M>(eval, start, w, h, n, a.settings);
+  eval.k = RoiConstants<T>{static_cast<real>(n), scan.sum, scan.sum2};
+  const FitResult r = lm_fit<M>(eval, start, w, h, n, a.limits);
   if (lane == 0) a.out[fit] = r;
 }
 
-template <typename Pixel, class M>
-void launch_typed(const KernelArgs& args, const FitGeometry& geo, int blocks, cudaStream_t stream) {
+template <typename Pixel, class M, class T>
+void launch_typed(const KernelArgs<T>& args, const FitGeometry& geo, int blocks, cudaStream_t stream) {
   switch (geo.lanes) {
     case 1:
-      fit_kernel<Pixel, 1, M><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
+      fit_kernel<Pixel, 1, M, T><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
       break;
     case 2:
-      fit_kernel<Pixel, 2, M><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
+      fit_kernel<Pixel, 2, M, T><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
       break;
     case 4:
-      fit_kernel<Pixel, 4, M><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
+      fit_kernel<Pixel, 4, M, T><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
       break;
     case 8:
-      fit_kernel<Pixel, 8, M><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
+      fit_kernel<Pixel, 8, M, T><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
       break;
     case 16:
-      fit_kernel<Pixel, 16, M><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
+      fit_kernel<Pixel, 16, M, T><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
       break;
     case 32:
-      fit_kernel<Pixel, 32, M><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
+      fit_kernel<Pixel, 32, M, T><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
       break;
     default:
       throw UsageError("fit", "lanes per fit must be 1, 2, 4, 8, 16 or 32");
@@ -221,28 +247,58 @@ void launch_typed(const KernelArgs& args, const FitGeometry& geo, int blocks, cu
   NANOSCOPY_CUDA_CHECK_LAUNCH();
 }
 
-template <typename Pixel, class M>
+template <typename Pixel, class M, class T>
 void preload_typed() {
   cudaFuncAttributes a{};
-  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 1, M>));
-  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 2, M>));
-  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 4, M>));
-  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 8, M>));
-  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 16, M>));
-  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 32, M>));
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 1, M, T>));
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 2, M, T>));
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 4, M, T>));
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 8, M, T>));
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 16, M, T>));
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 32, M, T>));
 }
 
 int pixel_stride(int width, int height) {
   return (width * height + 1) & ~1;
 }
 
-int shared_per_fit(int width, int height) {
-  return static_cast<int>(3 * sizeof(real)) * (width + height) + 4 * pixel_stride(width, height);
+int shared_per_fit(int width, int height, bool fp64) {
+  const int real_bytes = fp64 ? static_cast<int>(sizeof(double)) : static_cast<int>(sizeof(float));
+  return 3 * real_bytes * (width + height) + 4 * pixel_stride(width, height);
+}
+
+template <class T>
+void launch_in(const FitLaunch& launch, const FitGeometry& geo, cudaStream_t stream) {
+  KernelArgs<T> args;
+  args.pixels = launch.pixels;
+  args.initial = launch.initial;
+  args.out = launch.out;
+  args.count = launch.count;
+  args.width = launch.width;
+  args.height = launch.height;
+  args.fits_per_block = geo.fits_per_block;
+  args.pixel_stride = pixel_stride(launch.width, launch.height);
+  args.limits = fit_limits<T>(launch.settings);
+  const std::int64_t blocks = (launch.count + geo.fits_per_block - 1) / geo.fits_per_block;
+  if (blocks > 0x7fffffff) throw UsageError("fit", "too many ROIs for one launch");
+  // The model list (model_list.hpp) instantiates one kernel family per model.
+  const bool known = dispatch_model(launch.settings.model, [&]<class M>(M) {
+    if (launch.pixels_u16)
+      launch_typed<std::uint16_t, M, T>(args, geo, static_cast<int>(blocks), stream);
+    else
+      launch_typed<float, M, T>(args, geo, static_cast<int>(blocks), stream);
+  });
+  if (!known) throw UsageError("fit", "the spot model is not one the fitter knows");
 }
 
 }  // namespace
 
-FitGeometry fit_geometry(int width, int height, std::int64_t count, int lanes, int multiprocessors) {
+bool fit_fp64(FitPrecision precision) {
+  return precision == FitPrecision::fp64;
+}
+
+FitGeometry fit_geometry(int width, int height, std::int64_t count, int lanes, int multiprocessors,
+                         FitPrecision precision) {
   const int n = width * height;
   FitGeometry geo;
   if (lanes <= 0) {
@@ -253,7 +309,7 @@ FitGeometry fit_geometry(int width, int height, std::int64_t count, int lanes, i
     while (lanes < 32 && count * lanes < wanted_threads) lanes *= 2;
   }
   geo.lanes = lanes;
-  const int per_fit = shared_per_fit(width, height);
+  const int per_fit = shared_per_fit(width, height, fit_fp64(precision));
   int fpb = std::max(1, target_block_threads / lanes);
   fpb = std::max(1, std::min(fpb, max_shared_bytes / per_fit));
   if (fpb * lanes >= 32) fpb = (fpb * lanes / 32) * 32 / lanes;  // whole warps
@@ -265,32 +321,21 @@ FitGeometry fit_geometry(int width, int height, std::int64_t count, int lanes, i
 
 void launch_fit(const FitLaunch& launch, const FitGeometry& geo, cudaStream_t stream) {
   if (launch.count <= 0) return;
-  KernelArgs args;
-  args.pixels = launch.pixels;
-  args.initial = launch.initial;
-  args.out = launch.out;
-  args.count = launch.count;
-  args.width = launch.width;
-  args.height = launch.height;
-  args.fits_per_block = geo.fits_per_block;
-  args.pixel_stride = pixel_stride(launch.width, launch.height);
-  args.settings = launch.settings;
-  const std::int64_t blocks = (launch.count + geo.fits_per_block - 1) / geo.fits_per_block;
-  if (blocks > 0x7fffffff) throw UsageError("fit", "too many ROIs for one launch");
-  // The model list (model_list.hpp) instantiates one kernel family per model.
-  const bool known = dispatch_model(launch.settings.model, [&]<class M>(M) {
-    if (launch.pixels_u16)
-      launch_typed<std::uint16_t, M>(args, geo, static_cast<int>(blocks), stream);
-    else
-      launch_typed<float, M>(args, geo, static_cast<int>(blocks), stream);
-  });
-  if (!known) throw UsageError("fit", "the spot model is not one the fitter knows");
+  if (fit_fp64(launch.settings.precision))
+    launch_in<double>(launch, geo, stream);
+  else
+    launch_in<float>(launch, geo, stream);
 }
 
-void preload_fit_kernels() {
-  for_each_model([]<class M>(M) {
-    preload_typed<std::uint16_t, M>();
-    preload_typed<float, M>();
+void preload_fit_kernels(FitPrecision precision) {
+  for_each_model([precision]<class M>(M) {
+    if (fit_fp64(precision)) {
+      preload_typed<std::uint16_t, M, double>();
+      preload_typed<float, M, double>();
+    } else {
+      preload_typed<std::uint16_t, M, float>();
+      preload_typed<float, M, float>();
+    }
   });
 }
 

@@ -25,8 +25,13 @@ struct FitGeometry {
   int shared_bytes = 0;  // dynamic shared memory per block
 };
 
-// lanes = 0 picks from the ROI size and the batch size (`count`, `multiprocessors`).
-FitGeometry fit_geometry(int width, int height, std::int64_t count, int lanes, int multiprocessors);
+// Whether the kernels compute in double: FitPrecision::fp64; automatic and fp32 compute in float.
+bool fit_fp64(FitPrecision precision);
+
+// lanes = 0 picks from the ROI size and the batch size (`count`, `multiprocessors`); the shared
+// memory per fit depends on the precision (axis-term tables of float or double).
+FitGeometry fit_geometry(int width, int height, std::int64_t count, int lanes, int multiprocessors,
+                         FitPrecision precision);
 
 struct FitLaunch {
   const void* pixels = nullptr;  // device, count·width·height values
@@ -41,10 +46,11 @@ struct FitLaunch {
 // Asynchronous on `stream`; count 0 launches nothing.
 void launch_fit(const FitLaunch& launch, const FitGeometry& geometry, cudaStream_t stream);
 
-// Loads every fit kernel instance on the current device now. With CUDA's lazy
+// Loads every fit kernel instance of `precision` (its lanes, pixel types and
+// models) on the current device now. With CUDA's lazy
 // loading a kernel is otherwise loaded at its first launch; a later piece of a
 // split chunk can pick another lane count, whose first launch on a nearly full
 // device would then fail.
-void preload_fit_kernels();
+void preload_fit_kernels(FitPrecision precision);
 
 }  // namespace nanoscopy::cuda

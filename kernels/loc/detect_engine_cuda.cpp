@@ -52,6 +52,7 @@ struct DetectPlan::Impl {
   int device = 0;
   DetectSettings settings;
   DetectWeights weights;
+  detect_detail::NetGradientUnits units = detect_detail::net_gradient_units();
   Stream stream;  // for detect() from host frames
   DeviceBuffer<unsigned char> upload;
   DeviceBuffer<float> rows1, rows2, filtered, mins, noise_sd, level;
@@ -177,7 +178,7 @@ std::int64_t DetectPlan::detect_device(const void* d_frames, PixelType type, std
     grow_keep(im.rois, static_cast<std::size_t>((total + found) * roi * bpp),
               static_cast<std::size_t>(total * roi * bpp), stream);
     sort_keys(im.sort_temp.get(), im.sort_temp.size(), im.keys.get(), im.sorted.get(), found, bits_for(nb * n), stream);
-    launch_finalize(v, im.sorted.get(), found, im.filtered.get(), im.noise_sd.get(), first_frame + b0, box,
+    launch_finalize(v, im.sorted.get(), found, im.filtered.get(), im.noise_sd.get(), first_frame + b0, box, im.units,
                     im.candidates.get() + total, im.origins.get() + total, im.rois.get() + total * roi * bpp, stream);
     total += found;
   }

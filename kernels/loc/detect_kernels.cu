@@ -192,7 +192,8 @@ __global__ void maxima_kernel(const Raw* raw, const float* filtered, const float
 template <typename Raw>
 __global__ void candidate_kernel(const Raw* raw, const unsigned long long* keys, std::int64_t count,
                                  const float* filtered, const float* noise_sd, std::int64_t first_frame, int width,
-                                 int height, int box, Candidate* candidates, RoiOrigin* origins) {
+                                 int height, int box, NetGradientUnits units, Candidate* candidates,
+                                 RoiOrigin* origins) {
   const std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (k >= count) return;
   const std::int64_t n = static_cast<std::int64_t>(width) * height;
@@ -205,7 +206,7 @@ __global__ void candidate_kernel(const Raw* raw, const unsigned long long* keys,
   c.x = x;
   c.y = y;
   c.score = detection_score(filtered[key], noise_sd[f]);
-  c.net_gradient = net_gradient(raw + f * n, width, height, x, y, box);
+  c.net_gradient = net_gradient(raw + f * n, width, height, x, y, box, units);
   candidates[k] = c;
   origins[k] = roi_origin(x, y, box, width, height);
 }
@@ -310,22 +311,22 @@ void sort_keys(void* temp, std::size_t temp_bytes, const unsigned long long* key
 }
 
 void launch_finalize(const FrameView& v, const unsigned long long* keys, std::int64_t count, const float* filtered,
-                     const float* noise_sd, std::int64_t first_frame, int box, Candidate* candidates,
-                     RoiOrigin* origins, void* rois, cudaStream_t stream) {
+                     const float* noise_sd, std::int64_t first_frame, int box, const NetGradientUnits& units,
+                     Candidate* candidates, RoiOrigin* origins, void* rois, cudaStream_t stream) {
   if (count <= 0) return;
   constexpr int threads = 256;
   const std::int64_t roi_pixels = count * box * box;
   if (v.raw_u16) {
     const auto* raw = static_cast<const std::uint16_t*>(v.raw);
     candidate_kernel<<<blocks_for(count, threads), threads, 0, stream>>>(
-        raw, keys, count, filtered, noise_sd, first_frame, v.width, v.height, box, candidates, origins);
+        raw, keys, count, filtered, noise_sd, first_frame, v.width, v.height, box, units, candidates, origins);
     NANOSCOPY_CUDA_CHECK_LAUNCH();
     roi_kernel<<<blocks_for(roi_pixels, threads), threads, 0, stream>>>(raw, keys, origins, count, v.width, v.height,
                                                                         box, static_cast<std::uint16_t*>(rois));
   } else {
     const auto* raw = static_cast<const float*>(v.raw);
     candidate_kernel<<<blocks_for(count, threads), threads, 0, stream>>>(
-        raw, keys, count, filtered, noise_sd, first_frame, v.width, v.height, box, candidates, origins);
+        raw, keys, count, filtered, noise_sd, first_frame, v.width, v.height, box, units, candidates, origins);
     NANOSCOPY_CUDA_CHECK_LAUNCH();
     roi_kernel<<<blocks_for(roi_pixels, threads), threads, 0, stream>>>(raw, keys, origins, count, v.width, v.height,
                                                                         box, static_cast<float*>(rois));

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "nanoscopy/loc/detect/detect_math.hpp"
 #include "nanoscopy/loc/detect/detect_types.hpp"
 
 namespace nanoscopy::cuda {
@@ -64,7 +65,8 @@ void sort_keys(void* temp, std::size_t temp_bytes, const unsigned long long* key
 // (frame = first_frame + key / n), then one thread per ROI pixel: rois
 // (count·box·box values of the frames' type, ROI-major, row-major).
 void launch_finalize(const FrameView& v, const unsigned long long* keys, std::int64_t count, const float* filtered,
-                     const float* noise_sd, std::int64_t first_frame, int box, Candidate* candidates,
-                     RoiOrigin* origins, void* rois, cudaStream_t stream);
+                     const float* noise_sd, std::int64_t first_frame, int box,
+                     const detect_detail::NetGradientUnits& units, Candidate* candidates, RoiOrigin* origins,
+                     void* rois, cudaStream_t stream);
 
 }  // namespace nanoscopy::cuda

@@ -1,6 +1,9 @@
 // The CUDA spot fitter against the CPU reference on the same seeded batches.
-// Both run the same double-precision math (fit/models, estimators/lsq.hpp, lm.hpp), so fields agree to
-// far better than the stated tolerances and statuses match but for ties.
+// Both run the same math templates (fit/models, estimators/lsq.hpp, lm.hpp): CUDA in float by default
+// (FitPrecision::automatic), in double with FitPrecision::fp64, the CPU reference in double. The double
+// path agrees with the reference to far better than its tolerances and statuses match but for ties; the
+// float path within the float tolerances of support/fit_compare.hpp (measured on the host by
+// tests/test_fit_models.cpp with the same templates at T = float).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -23,67 +26,22 @@
 #include "fit/engine_cuda.hpp"
 #define NANOSCOPY_TEST_FIT_DEVICE_ENTRY 1
 #endif
+#include "support/fit_compare.hpp"
 #include "support/test_support.hpp"
 
 using namespace nanoscopy;
 
 namespace {
 
-constexpr double tol_position = 1e-3;  // px
-constexpr double tol_sigma = 1e-3;     // px
-constexpr double tol_relative = 1e-3;  // α, β relative to max(|α|, 1)
-
 RoiBatch batch_of(const SimulatedSpots& s, bool u16, const SpotGuess* initial = nullptr) {
   return s.batch(u16 ? PixelType::u16 : PixelType::f32, initial);
 }
 
-struct Agreement {
-  std::int64_t fits = 0, equal_status = 0, field_mismatch = 0, nan_converged = 0;
-};
-
-Agreement compare(const std::vector<FitResult>& gpu, const std::vector<FitResult>& cpu, const char* what) {
-  Agreement a;
-  int shown = 0;
-  for (std::size_t k = 0; k < cpu.size(); ++k) {
-    const FitResult& g = gpu[k];
-    const FitResult& c = cpu[k];
-    ++a.fits;
-    if (converged(g.status) && !(std::isfinite(g.x) && std::isfinite(g.y) && std::isfinite(g.sigma) &&
-                                 std::isfinite(g.amplitude) && std::isfinite(g.background) && std::isfinite(g.chi2)))
-      ++a.nan_converged;
-    if (g.status != c.status) continue;
-    ++a.equal_status;
-    if (c.status == FitStatus::invalid_roi) continue;
-    if (c.status == FitStatus::nan) continue;
-    const double scale = std::isfinite(c.amplitude) ? std::max(std::abs(static_cast<double>(c.amplitude)), 1.0) : 1.0;
-    // Flagged fits (left_roi after a wild step) may hold ±inf: equal non-finite values agree.
-    const auto near = [](float u, float v, double tol) {
-      return (std::isfinite(u) && std::isfinite(v)) ? std::abs(static_cast<double>(u) - v) <= tol
-                                                    : (std::isnan(u) && std::isnan(v)) || u == v;
-    };
-    const bool ok = near(g.x, c.x, tol_position) && near(g.y, c.y, tol_position) && near(g.sigma, c.sigma, tol_sigma) &&
-                    near(g.amplitude, c.amplitude, tol_relative * scale) &&
-                    near(g.background, c.background, tol_relative * scale) &&
-                    near(g.chi2, c.chi2, tol_relative * std::max(std::isfinite(c.chi2) ? c.chi2 : 1.0f, 1.0f)) &&
-                    std::abs(g.iterations - c.iterations) <= 1;
-    if (!ok) {
-      ++a.field_mismatch;
-      if (shown++ < 3)
-        std::printf(
-            "%s fit %zu: gpu x %.6f y %.6f σ %.6f α %.4f β %.4f it %d | cpu x %.6f y %.6f σ %.6f α %.4f β %.4f it %d\n",
-            what, k, g.x, g.y, g.sigma, g.amplitude, g.background, g.iterations, c.x, c.y, c.sigma, c.amplitude,
-            c.background, c.iterations);
-    }
-  }
-  return a;
-}
-
-void check_agreement(const Agreement& a, const char* what) {
-  CAPTURE(what);
-  CHECK(a.nan_converged == 0);
-  CHECK(a.field_mismatch == 0);
-  CHECK(a.equal_status * 1000 >= a.fits * 999);
-}
+// The tolerances of both paths are stated in support/fit_compare.hpp: CUDA fp64 runs the CPU's double math
+// (fields within 1e-3, ≥ 99.9 % equal status); CUDA's default float path agrees with the double reference
+// on the outcome of ≥ 99.5 % of the fits and to 1e-3 px on ≥ 99.9 % of the well-conditioned converged ones.
+using test::check_fit_agreement;
+using test::compare_fits;
 
 Device gpu_device() {
   return select_device(DeviceRequest::parse("cuda"), true);
@@ -104,9 +62,12 @@ TEST_CASE("CUDA fits equal the CPU reference: sizes, shapes, pixel types, both m
   std::vector<ShapeModel> models;
   fit_detail::for_each_model([&]<class M>(M) { models.push_back(M::shape); });
   CHECK(models.size() >= 2);
-  for (ShapeModel model : models) {
+  for (ShapeModel model : models)
+    for (FitPrecision precision : {FitPrecision::automatic, FitPrecision::fp64}) {
+    const bool fp64 = precision == FitPrecision::fp64;
     FitSettings st;
     st.model = model;
+    st.precision = precision;
     auto cuda = make_fit_engine(gpu, st);
     auto cpu = make_cpu_fit_engine(st, 0);
     for (const Shape& shape : shapes) {
@@ -122,16 +83,19 @@ TEST_CASE("CUDA fits equal the CPU reference: sizes, shapes, pixel types, both m
         const auto spots = simulate_spots(recipe, count, 1000 + static_cast<std::uint64_t>(count) + shape.w);
         for (bool u16 : {true, false}) {
           char what[128];
-          std::snprintf(what, sizeof what, "%s %d×%d %lld fits %s", to_string(model).c_str(), shape.w, shape.h,
-                        static_cast<long long>(count), u16 ? "uint16" : "float32");
+          std::snprintf(what, sizeof what, "%s %s %d×%d %lld fits %s", fp64 ? "fp64" : "fp32",
+                        to_string(model).c_str(), shape.w, shape.h, static_cast<long long>(count),
+                        u16 ? "uint16" : "float32");
           std::vector<FitResult> g(static_cast<std::size_t>(count)), c(static_cast<std::size_t>(count));
           cuda->fit(batch_of(spots, u16), g);
           cpu->fit(batch_of(spots, u16), c);
-          const Agreement a = compare(g, c, what);
+          const auto a = compare_fits(g, c, shape.w, shape.h, fp64, what);
           std::int64_t conv = 0;
           for (const auto& r : g) conv += converged(r.status) ? 1 : 0;
-          MESSAGE(what << ": equal status " << a.equal_status << "/" << a.fits << ", converged " << conv);
-          check_agreement(a, what);
+          MESSAGE(what << ": equal status " << a.equal_status << ", same outcome " << a.same_outcome << "/" << a.fits
+                       << ", converged " << conv << ", well conditioned " << a.well_conditioned << ", beyond 1e-3 "
+                       << a.field_mismatch << ", max |Δ| " << a.max_position_difference << " px");
+          check_fit_agreement(a, fp64, what);
         }
       }
     }
@@ -147,15 +111,20 @@ TEST_CASE("CUDA: every lanes-per-fit variant, initial guesses, degenerate ROIs")
   cpu->fit(batch_of(spots, true), c);
 
 #ifdef NANOSCOPY_TEST_FIT_DEVICE_ENTRY
-  for (int lanes : {1, 2, 4, 8, 16, 32}) {
-    CAPTURE(lanes);
-    cuda::FitPlanOptions options;
-    options.lanes_per_fit = lanes;
-    auto backend = cuda::make_cuda_fit_engine(gpu_device().gpus, st, options);
-    std::vector<FitResult> g(3000);
-    backend->fit(batch_of(spots, true), g);
-    check_agreement(compare(g, c, "lanes"), "lanes");
-  }
+  for (FitPrecision precision : {FitPrecision::automatic, FitPrecision::fp64})
+    for (int lanes : {1, 2, 4, 8, 16, 32}) {
+      CAPTURE(lanes);
+      const bool fp64 = precision == FitPrecision::fp64;
+      CAPTURE(fp64);
+      FitSettings sp = st;
+      sp.precision = precision;
+      cuda::FitPlanOptions options;
+      options.lanes_per_fit = lanes;
+      auto backend = cuda::make_cuda_fit_engine(gpu_device().gpus, sp, options);
+      std::vector<FitResult> g(3000);
+      backend->fit(batch_of(spots, true), g);
+      check_fit_agreement(compare_fits(g, c, recipe.width, recipe.height, fp64, "lanes"), fp64, "lanes");
+    }
   // Small chunks: the pipelined path over several streams.
   {
     cuda::FitPlanOptions options;
@@ -163,9 +132,11 @@ TEST_CASE("CUDA: every lanes-per-fit variant, initial guesses, degenerate ROIs")
     cuda::FitPlan plan(gpu_device().gpus.front(), st, options);
     std::vector<FitResult> g(3000);
     plan.fit(batch_of(spots, false), g);
-    check_agreement(compare(g, c, "chunks of 256"), "chunks of 256");
+    check_fit_agreement(compare_fits(g, c, recipe.width, recipe.height, false, "chunks of 256"), false,
+                        "chunks of 256");
     plan.fit(batch_of(spots, true), g);  // the plan is reused
-    check_agreement(compare(g, c, "chunks of 256, again"), "chunks of 256, again");
+    check_fit_agreement(compare_fits(g, c, recipe.width, recipe.height, false, "chunks of 256, again"), false,
+                        "chunks of 256, again");
   }
 #endif
 
@@ -178,7 +149,7 @@ TEST_CASE("CUDA: every lanes-per-fit variant, initial guesses, degenerate ROIs")
   std::vector<FitResult> g(3000);
   cuda_backend->fit(batch_of(spots, true, guesses.data()), g);
   cpu->fit(batch_of(spots, true, guesses.data()), c);
-  check_agreement(compare(g, c, "guesses"), "guesses");
+  check_fit_agreement(compare_fits(g, c, recipe.width, recipe.height, false, "guesses"), false, "guesses");
 
   // Degenerate ROIs: constant, one bright pixel, NaN pixel, a spot far outside.
   const int w = 9, n = 81;
@@ -202,9 +173,20 @@ TEST_CASE("CUDA: every lanes-per-fit variant, initial guesses, degenerate ROIs")
   CHECK(gb[2].status == FitStatus::invalid_roi);
   for (int k = 0; k < 4; ++k) {
     CAPTURE(k);
-    CHECK(gb[k].status == cb[k].status);
-    CHECK(gb[k].iterations == cb[k].iterations);
+    // The float path (the default): see test_fit_models.cpp's degenerate case for the two measured exceptions.
+    CHECK(test::degenerate_agree(gb[k], cb[k], st.min_sigma));
     if (converged(gb[k].status)) CHECK(std::isfinite(gb[k].x));
+  }
+  {
+    FitSettings sd = st;
+    sd.precision = FitPrecision::fp64;
+    std::vector<FitResult> gd(4);
+    make_fit_engine(gpu_device(), sd)->fit(b, gd);
+    for (int k = 0; k < 4; ++k) {
+      CAPTURE(k);
+      CHECK(gd[k].status == cb[k].status);
+      CHECK(gd[k].iterations == cb[k].iterations);
+    }
   }
 
   // An empty batch.

@@ -1,7 +1,12 @@
 // The CUDA LocalizeEngine (upload → detect → cut → fit on the device) against
 // the CPU one (detect_cpu → cut_rois → CPU fitter) on the same chunks: the
 // candidates and ROI origins must be identical (detection is bit-identical),
-// the fits agree within the fitter's CPU/GPU tolerance (test_fit_gpu.cpp).
+// the fits agree within the fitter's CPU/GPU tolerance (test_fit_gpu.cpp,
+// support/fit_compare.hpp). The CUDA fits run in float (the default), the CPU
+// reference in double: a fit agrees when both end with the same status or both
+// converged (float and double trade converged_min_delta and converged_min_step
+// in a few % of the fits) and x, y, σ are within 1e-3 px; ≥ 99.5 % of the fits
+// agree (before float, with the same arithmetic on both sides: 99.9 %).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -55,8 +60,10 @@ struct Tally {
   std::int64_t fits = 0, agree = 0;
 };
 
+constexpr double kAgreeShare = 0.995;
+
 bool fits_agree(const FitResult& a, const FitResult& b) {
-  if (a.status != b.status) return false;
+  if (a.status != b.status && !(converged(a.status) && converged(b.status))) return false;
   if (!std::isfinite(a.x) && !std::isfinite(b.x)) return true;  // both failed the same way
   return std::abs(a.x - b.x) <= 1e-3 && std::abs(a.y - b.y) <= 1e-3 && std::abs(a.sigma - b.sigma) <= 1e-3;
 }
@@ -135,7 +142,7 @@ TEST_CASE("CUDA LocalizeEngine equals the CPU one: uint16 and float chunks of se
   }
   CHECK(total_candidates > 4 * 70);  // the movie has spots: the comparison is not vacuous
   MESSAGE("fits compared: " << tally.fits << ", agreeing: " << tally.agree);
-  CHECK(static_cast<double>(tally.agree) >= 0.999 * static_cast<double>(tally.fits));
+  CHECK(static_cast<double>(tally.agree) >= kAgreeShare * static_cast<double>(tally.fits));
 }
 
 TEST_CASE("CUDA LocalizeEngine: empty chunk, one frame, a chunk with no spots, bad input") {
@@ -185,7 +192,8 @@ TEST_CASE("CUDA LocalizeEngine: empty chunk, one frame, a chunk with no spots, b
   cpu->localize(ChunkPixels{mv.u16.data(), PixelType::u16, 0, 3, mv.width, mv.height}, a.candidates, a.origins,
                 a.fits);
   compare(a, b, tally);
-  CHECK(tally.agree == tally.fits);
+  // A few dozen fits: all agree but one at most (the float path's tolerance).
+  CHECK(tally.agree + 1 >= tally.fits);
 }
 
 TEST_CASE("CUDA LocalizeEngine with regions: drops the same candidates as the CPU one, before fitting") {
@@ -217,5 +225,5 @@ TEST_CASE("CUDA LocalizeEngine with regions: drops the same candidates as the CP
     CHECK(b.candidates.size() == inside);
     for (const auto& c : b.candidates) CHECK(in_regions(regions, c.x, c.y));
   }
-  CHECK(static_cast<double>(tally.agree) >= 0.999 * static_cast<double>(tally.fits));
+  CHECK(static_cast<double>(tally.agree) >= kAgreeShare * static_cast<double>(tally.fits));
 }

@@ -101,17 +101,49 @@ struct Pool {
   }
 };
 
-json throughput_cell(int size, std::int64_t batch, const std::string& device, const std::string& timing,
+// One measured configuration: a device and the precision of its fit math.
+struct FitRun {
+  const BenchDevice* dev;
+  FitSettings settings;
+  std::string label;      // "cpu" (double only), "cuda:0 (fp32)", "cuda:0 (fp64)"
+  std::string precision;  // "fp32", "fp64"
+};
+
+// Every device with each precision it is measured in: the CPU in double (its
+// reference), a GPU in each of --precisions.
+std::vector<FitRun> fit_runs(const std::vector<BenchDevice>& devices, const FitSettings& settings,
+                             const std::vector<std::string>& precisions) {
+  std::vector<FitRun> runs;
+  for (const auto& d : devices) {
+    if (d.device.kind == DeviceKind::cpu) {
+      FitSettings s = settings;
+      s.precision = FitPrecision::fp64;
+      runs.push_back({&d, s, d.label, "fp64"});
+      continue;
+    }
+    for (const auto& p : precisions) {
+      FitSettings s = settings;
+      s.precision = p == "double" ? FitPrecision::fp64 : FitPrecision::fp32;
+      const std::string name = p == "double" ? "fp64" : "fp32";
+      runs.push_back({&d, s, d.label + " (" + name + ")", name});
+    }
+  }
+  return runs;
+}
+
+json throughput_cell(int size, std::int64_t batch, const FitRun& run, const std::string& timing,
                      double seconds_per_call, int repeats) {
+  const std::string& device = run.label;
   json cell = {{"size", size},
                {"batch", batch},
                {"device", device},
+               {"precision", run.precision},
                {"timing", timing},
                {"fits_per_s", static_cast<double>(batch) / seconds_per_call},
                {"latency_us", seconds_per_call * 1e6},
                {"pixels_per_s", static_cast<double>(batch) * size * size / seconds_per_call},
                {"repeats", repeats}};
-  if (timing == "host" && device.rfind("cuda", 0) == 0) {
+  if (timing == "host" && device.rfind("cuda", 0) == 0 && run.precision == "fp32") {
     auto s = kGpufitH100.find(size);
     if (s != kGpufitH100.end()) {
       auto b = s->second.find(batch);
@@ -121,20 +153,22 @@ json throughput_cell(int size, std::int64_t batch, const std::string& device, co
   return cell;
 }
 
-void run_throughput(const FitBenchOptions& o, const std::vector<BenchDevice>& devices, const FitSettings& settings,
-                    std::uint64_t seed, int repeats, bool quiet, json& cells) {
+void run_throughput(const FitBenchOptions& o, const std::vector<FitRun>& runs, std::uint64_t seed, int repeats,
+                    bool quiet, json& cells) {
   const std::int64_t max_batch = *std::max_element(o.batches.begin(), o.batches.end());
-  const std::int64_t total = static_cast<std::int64_t>(o.sizes.size() * o.batches.size() * devices.size());
+  const std::int64_t total = static_cast<std::int64_t>(o.sizes.size() * o.batches.size() * runs.size());
   Progress progress("bench fit2d throughput", total, quiet);
   std::int64_t done = 0;
   // One device at a time, GPUs first: the CPU backend's threads keep spinning
   // for a while after a call and would disturb host-to-host GPU timings.
-  std::vector<const BenchDevice*> order;
-  for (const auto& d : devices)
-    if (d.device.kind != DeviceKind::cpu) order.push_back(&d);
-  for (const auto& d : devices)
-    if (d.device.kind == DeviceKind::cpu) order.push_back(&d);
-  for (const BenchDevice* dev : order) {
+  std::vector<const FitRun*> order;
+  for (const auto& r : runs)
+    if (r.dev->device.kind != DeviceKind::cpu) order.push_back(&r);
+  for (const auto& r : runs)
+    if (r.dev->device.kind == DeviceKind::cpu) order.push_back(&r);
+  for (const FitRun* run : order) {
+    const BenchDevice* dev = run->dev;
+    const FitSettings& settings = run->settings;
     const bool cpu = dev->device.kind == DeviceKind::cpu;
     auto backend = make_fit_engine(dev->device, settings);
     for (int size : o.sizes) {
@@ -160,17 +194,18 @@ void run_throughput(const FitBenchOptions& o, const std::vector<BenchDevice>& de
           seconds.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
           if (cpu && std::chrono::duration<double>(Clock::now() - cell_start).count() > 3) break;
         }
-        cells.push_back(throughput_cell(size, batch, dev->label, "host", median_of(seconds), static_cast<int>(seconds.size())));
+        cells.push_back(throughput_cell(size, batch, *run, "host", median_of(seconds), static_cast<int>(seconds.size())));
         if (auto resident = time_device_resident_fit(dev->device, settings, b, std::max(repeats, 10), out))
-          cells.push_back(throughput_cell(size, batch, dev->label, "device", *resident, std::max(repeats, 10)));
+          cells.push_back(throughput_cell(size, batch, *run, "device", *resident, std::max(repeats, 10)));
       }
     }
   }
   progress.finish();
 }
 
-json accuracy_cell(const BenchDevice& dev, const FitSettings& settings, double signal, double background,
-                   std::int64_t n, std::uint64_t seed) {
+json accuracy_cell(const FitRun& run, double signal, double background, std::int64_t n, std::uint64_t seed) {
+  const BenchDevice& dev = *run.dev;
+  const FitSettings& settings = run.settings;
   SpotRecipe recipe;
   recipe.width = recipe.height = 9;
   recipe.signal = signal;
@@ -209,7 +244,8 @@ json accuracy_cell(const BenchDevice& dev, const FitSettings& settings, double s
   crb_mean /= std::max<double>(1, static_cast<double>(crb_x_sd.size()));
   json stop_shares;
   for (const auto& [name, count] : stops) stop_shares[name] = static_cast<double>(count) / static_cast<double>(n);
-  return {{"device", dev.label},
+  return {{"device", run.label},
+          {"precision", run.precision},
           {"size", 9},
           {"signal", signal},
           {"background", background},
@@ -269,9 +305,36 @@ void print_markdown(std::ostream& out, const json& doc) {
       out << "\n";
     }
   }
+  // FP32 against FP64 on each GPU, cell by cell: fits/s of float ÷ fits/s of double.
+  std::map<std::pair<std::string, std::string>, std::map<int, std::map<std::int64_t, std::pair<double, double>>>> ratio;
+  for (const auto& c : cells) {
+    if (!c.contains("precision")) continue;
+    const std::string label = c["device"];
+    const auto paren = label.find(" (");
+    if (paren == std::string::npos) continue;  // the CPU: double only
+    auto& cell = ratio[{label.substr(0, paren), c["timing"]}][c["size"]][c["batch"]];
+    (c["precision"] == "fp32" ? cell.first : cell.second) = c["fits_per_s"].get<double>();
+  }
+  for (const auto& [key, rows] : ratio) {
+    out << "\n### FP32 ÷ FP64 fits/s — " << key.first << ", "
+        << (key.second == "host" ? "host to host" : "data on the device") << "\n\n| S \\ fits per call |";
+    for (auto b : batches) out << " " << b << " |";
+    out << "\n|---|";
+    for (std::size_t i = 0; i < batches.size(); ++i) out << "---|";
+    out << "\n";
+    for (const auto& [size, row] : rows) {
+      out << "| " << size << " |";
+      for (auto b : batches) {
+        auto it = row.find(b);
+        const bool both = it != row.end() && it->second.first > 0 && it->second.second > 0;
+        out << " " << (both ? fmt(it->second.first / it->second.second, 3) + "×" : "–") << " |";
+      }
+      out << "\n";
+    }
+  }
   if (!doc["accuracy"].empty()) {
     out << "\n### Accuracy, 9×9 ROIs (errors in units of σ₀; paper = Fit2DGaussian's Table 1; CRB = Cramér–Rao bound)\n\n"
-        << "| device | signal:bg | n | converged | x median | x mean | x std | σ median | σ mean | σ std | σ bias | "
+        << "| device (precision) | signal:bg | n | converged | x median | x mean | x std | σ median | σ mean | σ std | σ bias | "
            "CRB x median | CRB x mean | paper x median/mean | mean iterations |\n"
         << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const auto& c : doc["accuracy"]) {
@@ -287,7 +350,7 @@ void print_markdown(std::ostream& out, const json& doc) {
           << fmt(c["crb_x_mean"]) << " | " << paper << " | " << fmt(c["mean_iterations"]) << " |\n";
     }
     out << "\nGpufit 1.2 on the H100 (9×9, 400:40): x median 0.0477, mean 0.0566.\n";
-    out << "\n### Stop conditions and iterations\n\n| device | signal:bg | stop conditions | iterations 0…max |\n|---|---|---|---|\n";
+    out << "\n### Stop conditions and iterations\n\n| device (precision) | signal:bg | stop conditions | iterations 0…max |\n|---|---|---|---|\n";
     for (const auto& c : doc["accuracy"]) {
       std::string shares;
       for (const auto& [name, v] : c["stop_shares"].items())
@@ -310,6 +373,8 @@ void add_fit_bench_options(CLI::App& cmd, FitBenchOptions& o) {
   cmd.add_option("--accuracy-fits", o.accuracy_fits, "fits per accuracy condition")->default_val(o.accuracy_fits);
   cmd.add_option("--model", o.model, "spot model: sampled or integrated")->default_val(o.model)
       ->check(CLI::IsMember({"sampled", "integrated"}));
+  cmd.add_option("--fit-precision", o.precisions, "the GPUs' fit arithmetic to measure (the CPU: double)")
+      ->delimiter(',')->default_str("float,double")->check(CLI::IsMember({"float", "double"}));
   cmd.add_flag("--quick", o.quick, "a small grid: S 7,9,13, batches 10,1000,10000, 10000 accuracy fits");
   cmd.add_flag("!--no-throughput", o.throughput, "skip the throughput grid");
   cmd.add_flag("!--no-accuracy", o.accuracy, "skip the accuracy table");
@@ -333,6 +398,8 @@ void run_fit_bench(FitBenchOptions o, std::uint64_t seed, int repeats, bool quie
   FitSettings settings;
   settings.model = o.model == "integrated" ? ShapeModel::integrated : ShapeModel::sampled;
   const auto devices = bench_devices(o.devices);
+  if (o.precisions.empty()) throw UsageError("--fit-precision", "name float, double or both");
+  const auto runs = fit_runs(devices, settings, o.precisions);
 
   json doc;
   doc["tool"] = "bench fit2d";
@@ -344,16 +411,16 @@ void run_fit_bench(FitBenchOptions o, std::uint64_t seed, int repeats, bool quie
                        {"repeats", repeats},     {"pixel_type", "uint16"},       {"model", o.model},
                        {"max_iterations", settings.max_iterations},            {"min_delta", settings.min_delta},
                        {"min_step", settings.min_step}, {"accuracy_fits", o.accuracy_fits},
-                       {"cpu_max_batch", o.cpu_max_batch}};
+                       {"cpu_max_batch", o.cpu_max_batch}, {"gpu_precisions", o.precisions}};
   doc["throughput"] = json::array();
   doc["accuracy"] = json::array();
-  if (o.throughput) run_throughput(o, devices, settings, seed, repeats, quiet, doc["throughput"]);
+  if (o.throughput) run_throughput(o, runs, seed, repeats, quiet, doc["throughput"]);
   if (o.accuracy) {
-    Progress progress("bench fit2d accuracy", static_cast<std::int64_t>(devices.size() * 3), quiet);
+    Progress progress("bench fit2d accuracy", static_cast<std::int64_t>(runs.size() * 3), quiet);
     std::int64_t done = 0;
-    for (const auto& dev : devices)
+    for (const auto& run : runs)
       for (const auto& p : kPaperTable1) {
-        doc["accuracy"].push_back(accuracy_cell(dev, settings, p.signal, p.background, o.accuracy_fits, seed + 1000));
+        doc["accuracy"].push_back(accuracy_cell(run, p.signal, p.background, o.accuracy_fits, seed + 1000));
         progress.update(++done);
       }
     progress.finish();

@@ -71,16 +71,17 @@ namespace {
 
 using namespace fit_detail;
 
+template <class T>
 struct Scratch {
-  std::vector<real> g = std::vector<real>(kMaxRoiPixels);
+  std::vector<T> g = std::vector<T>(kMaxRoiPixels);
   // Column terms X (v, dc, ds; structure of arrays for the row dot products) and row terms Y.
-  std::vector<real> xv = std::vector<real>(kMaxRoiPixels), xdc = xv, xds = xv;
-  std::vector<real> yv = xv, ydc = xv, yds = xv;
+  std::vector<T> xv = std::vector<T>(kMaxRoiPixels), xdc = xv, xds = xv;
+  std::vector<T> yv = xv, ydc = xv, yds = xv;
 };
 
 // Σ g·f and Σ g·∂f row by row: three dot products per row with the column terms,
 // gathered into the model's DataSums by its accumulate_row.
-template <class DataSums>
+template <class DataSums, class real>
 NANOSCOPY_FIT_CLONES DataSums data_sums(const real* __restrict g, const real* __restrict xv, const real* __restrict xdc,
                                         const real* __restrict xds, const real* yv, const real* ydc, const real* yds,
                                         int w, int h) {
@@ -95,57 +96,73 @@ NANOSCOPY_FIT_CLONES DataSums data_sums(const real* __restrict g, const real* __
       gxd += row[c] * xdc[c];
       gxs += row[c] * xds[c];
     }
-    accumulate_row(d, gx, gxd, gxs, AxisTerm{yv[r], ydc[r], yds[r]});
+    accumulate_row(d, gx, gxd, gxs, AxisTerm<real>{yv[r], ydc[r], yds[r]});
   }
   return d;
 }
 
 // The pixel sums of model M at p over the whole ROI, then the estimator.
-template <class M>
+template <class M, class T>
 class CpuEvaluator {
  public:
   static constexpr int N = M::n_params;
 
-  CpuEvaluator(Scratch& s, int w, int h, const RoiConstants& k) : s_(s), w_(w), h_(h), k_(k) {}
+  CpuEvaluator(Scratch<T>& s, int w, int h, const RoiConstants<T>& k) : s_(s), w_(w), h_(h), k_(k) {}
 
-  bool operator()(const real p[N], Evaluation<N>& e) {
+  bool operator()(const T p[N], Evaluation<T, N>& e) {
     M::fill_terms(M::make_axis(M::column_width(p)), M::column_centre(p), w_, s_.xv.data(), s_.xdc.data(),
                   s_.xds.data());
     M::fill_terms(M::make_axis(M::row_width(p)), M::row_centre(p), h_, s_.yv.data(), s_.ydc.data(), s_.yds.data());
-    AxisSums xs, ys;
+    AxisSums<T> xs, ys;
     clear(xs);
     clear(ys);
-    for (int c = 0; c < w_; ++c) accumulate(xs, AxisTerm{s_.xv[c], s_.xdc[c], s_.xds[c]});
-    for (int r = 0; r < h_; ++r) accumulate(ys, AxisTerm{s_.yv[r], s_.ydc[r], s_.yds[r]});
-    const auto d = data_sums<typename M::DataSums>(s_.g.data(), s_.xv.data(), s_.xdc.data(), s_.xds.data(),
+    for (int c = 0; c < w_; ++c) accumulate(xs, AxisTerm<T>{s_.xv[c], s_.xdc[c], s_.xds[c]});
+    for (int r = 0; r < h_; ++r) accumulate(ys, AxisTerm<T>{s_.yv[r], s_.ydc[r], s_.yds[r]});
+    const auto d = data_sums<typename M::template DataSums<T>>(s_.g.data(), s_.xv.data(), s_.xdc.data(), s_.xds.data(),
                                                    s_.yv.data(), s_.ydc.data(), s_.yds.data(), w_, h_);
-    return lsq_assemble(M::sums(p, xs, ys, d), k_, e);
+    if (!lsq_assemble(M::sums(p, xs, ys, d), k_, e)) return false;
+    if constexpr (kResidualChi2<T>) e.chi2 = residual_chi2(e);
+    return true;
   }
 
  private:
-  Scratch& s_;
+  // χ² = Σ(g − α̂f − β̂)² from the residuals, over the terms fill_terms left in the scratch.
+  T residual_chi2(const Evaluation<T, N>& e) const {
+    T chi2 = 0;
+    for (int r = 0; r < h_; ++r) {
+      const T* row = s_.g.data() + static_cast<std::ptrdiff_t>(r) * w_;
+      for (int c = 0; c < w_; ++c) {
+        const T res = row[c] - e.alpha * (s_.xv[c] * s_.yv[r]) - e.beta;
+        chi2 += res * res;
+      }
+    }
+    return chi2;
+  }
+
+  Scratch<T>& s_;
   int w_, h_;
-  RoiConstants k_;
+  RoiConstants<T> k_;
 };
 
-template <class M, typename Pixel>
-FitResult fit_one(const Pixel* pixels, int w, int h, const SpotGuess* guess, const FitSettings& st, Scratch& s) {
+template <class M, class real, typename Pixel>
+FitResult fit_one(const Pixel* pixels, int w, int h, const SpotGuess* guess, const FitLimits<real>& st,
+                  Scratch<real>& s) {
   const int n = w * h;
   for (int i = 0; i < n; ++i) s.g[i] = static_cast<real>(pixels[i]);
-  InitScan scan = init_scan_identity();
+  InitScan<real> scan = init_scan_identity<real>();
   for (int r = 0; r < h; ++r)
     for (int c = 0; c < w; ++c) init_scan_pixel(scan, s.g.data(), w, h, c, r);
   if (scan.nonfinite > 0 || !(scan.max > scan.min)) return invalid_result();
   real start[M::n_params];
   if (guess) {
-    M::from_spot(guess->x, guess->y, guess->sigma, start);
+    M::from_spot(real(guess->x), real(guess->y), real(guess->sigma), start);
   } else {
     const real threshold = init_threshold(scan);
     int above = 0;
     for (int i = 0; i < n; ++i) above += s.g[i] > threshold ? 1 : 0;
-    M::from_spot(scan.best_index % w, scan.best_index / w, init_sigma(above), start);
+    M::from_spot(real(scan.best_index % w), real(scan.best_index / w), init_sigma<real>(above), start);
   }
-  CpuEvaluator<M> eval(s, w, h, RoiConstants{static_cast<real>(n), scan.sum, scan.sum2});
+  CpuEvaluator<M, real> eval(s, w, h, RoiConstants<real>{static_cast<real>(n), scan.sum, scan.sum2});
   return lm_fit<M>(eval, start, w, h, n, st);
 }
 
@@ -159,54 +176,66 @@ class CpuFitEngine final : public FitEngine {
       throw UsageError("fit", "the result buffer holds " + std::to_string(out.size()) + " fits, the batch " +
                                   std::to_string(batch.count));
     if (batch.count == 0) return;
+    // The reference computes in double; fp32 is the CUDA kernels' arithmetic on the host (tests compare the two).
+    const bool single = settings_.precision == FitPrecision::fp32;
     const bool known = dispatch_model(settings_.model, [&]<class M>(M) {
-      if (batch.type == PixelType::u16)
-        run<M>(static_cast<const std::uint16_t*>(batch.pixels), batch, out);
+      if (single)
+        run_typed<M, float>(batch, out);
       else
-        run<M>(static_cast<const float*>(batch.pixels), batch, out);
+        run_typed<M, double>(batch, out);
     });
     if (!known) throw UsageError("fit", "the spot model is not one the fitter knows");
   }
 
   std::string name() const override {
-    return "cpu (" + std::to_string(threads_) + " thread" + (threads_ == 1 ? "" : "s") + ")";
+    return "cpu (" + std::to_string(threads_) + " thread" + (threads_ == 1 ? "" : "s") +
+           (settings_.precision == FitPrecision::fp32 ? ", fp32" : "") + ")";
   }
 
  private:
-  template <class M, typename Pixel>
-  void fit_range(const Pixel* pixels, const RoiBatch& b, std::span<FitResult> out, std::int64_t first,
-                 std::int64_t last, Scratch& s) const {
-    const std::int64_t n = b.roi_pixels();
-    for (std::int64_t i = first; i < last; ++i)
-      out[i] = fit_one<M>(pixels + i * n, b.width, b.height, b.initial ? b.initial + i : nullptr, settings_, s);
+  template <class M, class T>
+  void run_typed(const RoiBatch& batch, std::span<FitResult> out) const {
+    if (batch.type == PixelType::u16)
+      run<M, T>(static_cast<const std::uint16_t*>(batch.pixels), batch, out);
+    else
+      run<M, T>(static_cast<const float*>(batch.pixels), batch, out);
   }
 
-  template <class M, typename Pixel>
+  template <class M, class T, typename Pixel>
+  void fit_range(const Pixel* pixels, const RoiBatch& b, std::span<FitResult> out, std::int64_t first,
+                 std::int64_t last, Scratch<T>& s) const {
+    const std::int64_t n = b.roi_pixels();
+    const FitLimits<T> limits = fit_limits<T>(settings_);
+    for (std::int64_t i = first; i < last; ++i)
+      out[i] = fit_one<M>(pixels + i * n, b.width, b.height, b.initial ? b.initial + i : nullptr, limits, s);
+  }
+
+  template <class M, class T, typename Pixel>
   void run(const Pixel* pixels, const RoiBatch& b, std::span<FitResult> out) const {
     constexpr std::int64_t chunk = 256;
     const std::int64_t chunks = (b.count + chunk - 1) / chunk;
     const int threads = static_cast<int>(std::min<std::int64_t>(threads_, chunks));
     if (threads <= 1) {
-      Scratch s;
-      fit_range<M>(pixels, b, out, 0, b.count, s);
+      Scratch<T> s;
+      fit_range<M, T>(pixels, b, out, 0, b.count, s);
       return;
     }
 #if NANOSCOPY_HAVE_OPENMP
 #pragma omp parallel num_threads(threads)
     {
-      Scratch s;
+      Scratch<T> s;
 #pragma omp for schedule(dynamic, 1)
       for (std::int64_t k = 0; k < chunks; ++k)
-        fit_range<M>(pixels, b, out, k * chunk, std::min(b.count, (k + 1) * chunk), s);
+        fit_range<M, T>(pixels, b, out, k * chunk, std::min(b.count, (k + 1) * chunk), s);
     }
 #else
     std::atomic<std::int64_t> next{0};
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t)
       pool.emplace_back([&] {
-        Scratch s;
+        Scratch<T> s;
         for (std::int64_t k; (k = next.fetch_add(1)) < chunks;)
-          fit_range<M>(pixels, b, out, k * chunk, std::min(b.count, (k + 1) * chunk), s);
+          fit_range<M, T>(pixels, b, out, k * chunk, std::min(b.count, (k + 1) * chunk), s);
       });
     for (auto& t : pool) t.join();
 #endif

@@ -12,28 +12,30 @@ namespace nanoscopy::fit_detail {
 
 // Partial state of the estimate over a subset of pixels; the GPU combines the
 // lanes' partials, the CPU scans all pixels into one.
+template <class T>
 struct InitScan {
-  real best_avg;   // highest 3×3 moving average (window clipped to the ROI)
+  T best_avg;      // highest 3×3 moving average (window clipped to the ROI)
   int best_index;  // its pixel index (ties: the lowest index)
-  real min, max;   // raw pixel extremes
-  real sum, sum2;  // Σg, Σg²
+  T min, max;      // raw pixel extremes
+  T sum, sum2;     // Σg, Σg²
   int nonfinite;   // count of NaN/inf pixels
 };
 
-NANOSCOPY_HD InitScan init_scan_identity() {
-  InitScan s;
-  s.best_avg = -1.7976931348623157e308;
+template <class T>
+NANOSCOPY_HD InitScan<T> init_scan_identity() {
+  InitScan<T> s;
+  s.best_avg = -Limits<T>::max;
   s.best_index = 0x7fffffff;
-  s.min = 1.7976931348623157e308;
-  s.max = -1.7976931348623157e308;
+  s.min = Limits<T>::max;
+  s.max = -Limits<T>::max;
   s.sum = s.sum2 = 0;
   s.nonfinite = 0;
   return s;
 }
 
 // Adds pixel (c, r) of the ROI `g` (row-major, width w, height hgt).
-template <typename T>
-NANOSCOPY_HD void init_scan_pixel(InitScan& s, const T* g, int w, int hgt, int c, int r) {
+template <class real, typename Pixel>
+NANOSCOPY_HD void init_scan_pixel(InitScan<real>& s, const Pixel* g, int w, int hgt, int c, int r) {
   const real v = static_cast<real>(g[r * w + c]);
   if (!finite(v)) {
     ++s.nonfinite;
@@ -48,15 +50,16 @@ NANOSCOPY_HD void init_scan_pixel(InitScan& s, const T* g, int w, int hgt, int c
   real box = 0;
   for (int rr = r0; rr <= r1; ++rr)
     for (int cc = c0; cc <= c1; ++cc) box += static_cast<real>(g[rr * w + cc]);
-  const real avg = box / ((r1 - r0 + 1) * (c1 - c0 + 1));
+  const real avg = box / static_cast<real>((r1 - r0 + 1) * (c1 - c0 + 1));
   const int index = r * w + c;
   const bool better = avg > s.best_avg || (avg == s.best_avg && index < s.best_index);
   s.best_avg = better ? avg : s.best_avg;
   s.best_index = better ? index : s.best_index;
 }
 
-NANOSCOPY_HD InitScan init_scan_combine(const InitScan& a, const InitScan& b) {
-  InitScan s;
+template <class T>
+NANOSCOPY_HD InitScan<T> init_scan_combine(const InitScan<T>& a, const InitScan<T>& b) {
+  InitScan<T> s;
   const bool take_b = b.best_avg > a.best_avg || (b.best_avg == a.best_avg && b.best_index < a.best_index);
   s.best_avg = take_b ? b.best_avg : a.best_avg;
   s.best_index = take_b ? b.best_index : a.best_index;
@@ -69,13 +72,15 @@ NANOSCOPY_HD InitScan init_scan_combine(const InitScan& a, const InitScan& b) {
 }
 
 // Threshold α·e^(−½) + β of the σ estimate, with β = min and α = max − β.
-NANOSCOPY_HD real init_threshold(const InitScan& s) {
-  return s.min + (s.max - s.min) * real(0.60653065971263342360);
+template <class T>
+NANOSCOPY_HD T init_threshold(const InitScan<T>& s) {
+  return s.min + (s.max - s.min) * T(0.60653065971263342360);
 }
 
 // σ₀ = √(M/π) from the number M of raw pixels above the threshold.
-NANOSCOPY_HD real init_sigma(int above) {
-  return sqrt(static_cast<real>(above) * real(0.31830988618379067154));
+template <class T>
+NANOSCOPY_HD T init_sigma(int above) {
+  return sqrt(static_cast<T>(above) * T(0.31830988618379067154));
 }
 
 }  // namespace nanoscopy::fit_detail

@@ -26,8 +26,9 @@ namespace nanoscopy::fit_detail {
 // fixed: their scale is 0, so their row and column of B become the identity
 // and their δ is 0. False when B is not positive definite (a pivot ≤ 0, or a
 // determinant ≤ 1e-300) or δ is not finite.
-template <int N>
-NANOSCOPY_HD bool solve_damped(const real h[triangle(N)], const real grad[N], real lambda, real delta[N]) {
+template <int N, class T>
+NANOSCOPY_HD bool solve_damped(const T h[triangle(N)], const T grad[N], T lambda, T delta[N]) {
+  using real = T;
   real maxd = 0;
   NANOSCOPY_FIT_UNROLL
   for (int j = 0; j < N; ++j) maxd = fmax(maxd, h[tri_index(N, j, j)]);
@@ -38,7 +39,7 @@ NANOSCOPY_HD bool solve_damped(const real h[triangle(N)], const real grad[N], re
   NANOSCOPY_FIT_UNROLL
   for (int j = 0; j < N; ++j) {
     const real hjj = h[tri_index(N, j, j)];
-    scale[j] = hjj > real(1e-12) * maxd ? real(1) / sqrt(hjj * (real(1) + lambda)) : real(0);
+    scale[j] = hjj > Limits<T>::negligible * maxd ? real(1) / sqrt(hjj * (real(1) + lambda)) : real(0);
   }
   // B = L·D·Lᵀ, L unit lower triangular (row i, column k < i), D the pivots.
   real L[N][N], piv[N];
@@ -58,7 +59,7 @@ NANOSCOPY_HD bool solve_damped(const real h[triangle(N)], const real grad[N], re
     piv[i] = d;
     det *= d;
   }
-  if (!(det > real(1e-300)) || !finite(det)) return false;
+  if (!(det > Limits<T>::tiny) || !finite(det)) return false;
   // Forward (L·y = S·grad), pivots, backward (Lᵀ·x = D⁻¹·y); δ = S·x.
   real x[N];
   NANOSCOPY_FIT_UNROLL
@@ -106,8 +107,9 @@ NANOSCOPY_HD FitResult invalid_result() {
 // steps M::admissible rejects (σ ≤ 0) count as failed steps. A result that
 // does not fit in float is reported as nan. χ² per degree of freedom divides
 // by n − (N + 2): the shape parameters, α and β.
-template <class M, class Eval>
-NANOSCOPY_HD FitResult lm_fit(Eval& eval, const real start[M::n_params], int w, int hgt, int n, const FitSettings& st) {
+template <class M, class T, class Eval>
+NANOSCOPY_HD FitResult lm_fit(Eval& eval, const T start[M::n_params], int w, int hgt, int n, const FitLimits<T>& st) {
+  using real = T;
   constexpr int N = M::n_params;
   constexpr int fitted = N + 2;
   FitResult out;
@@ -124,7 +126,7 @@ NANOSCOPY_HD FitResult lm_fit(Eval& eval, const real start[M::n_params], int w, 
     out.status = FitStatus::nan;
     return out;
   }
-  Evaluation<N> cur;
+  Evaluation<T, N> cur;
   FitStatus status = FitStatus::max_iterations;
   int it = 0;
   bool have = false;
@@ -145,12 +147,12 @@ NANOSCOPY_HD FitResult lm_fit(Eval& eval, const real start[M::n_params], int w, 
         break;
       }
       ++it;
-      Evaluation<N> trial;
+      Evaluation<T, N> trial;
       real q[N];
       bool accepted = false, small = false, stop = false;
       for (;;) {
         real d[N];
-        const bool solved = solve_damped<N>(cur.h, cur.grad, lambda, d);
+        const bool solved = solve_damped<N, T>(cur.h, cur.grad, lambda, d);
         small = solved;
         NANOSCOPY_FIT_UNROLL
         for (int j = 0; j < N; ++j) small = small && fabs(d[j]) < st.min_step * fmax(fabs(p[j]), real(1));

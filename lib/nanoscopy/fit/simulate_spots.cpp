@@ -29,7 +29,7 @@ SimulatedSpots simulate_spots(const SpotRecipe& recipe, std::int64_t count, std:
   const double sd_x = recipe.centre_sd >= 0 ? recipe.centre_sd : recipe.width / 20.0;
   const double sd_y = recipe.centre_sd >= 0 ? recipe.centre_sd : recipe.height / 20.0;
   const double bg = recipe.background / static_cast<double>(n);
-  std::vector<fit_detail::AxisTerm> xs(recipe.width), ys(recipe.height);
+  std::vector<fit_detail::AxisTerm<double>> xs(recipe.width), ys(recipe.height);
 
   for (std::int64_t k = 0; k < count; ++k) {
     SpotTruth t;

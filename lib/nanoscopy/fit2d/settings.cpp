@@ -16,6 +16,10 @@ FitSettings fit_settings(const Params& p) {
   s.min_delta = p.get_real("Fit/min delta");
   s.min_step = p.get_real("Fit/min step");
   s.model = p.get_string("Fit/model") == "sampled" ? ShapeModel::sampled : ShapeModel::integrated;
+  const std::string precision = p.get_string("Fit/precision");
+  s.precision = precision == "float"    ? FitPrecision::fp32
+                : precision == "double" ? FitPrecision::fp64
+                                        : FitPrecision::automatic;
   return s;
 }
 

@@ -26,34 +26,45 @@ NANOSCOPY_HD constexpr int tri_index(int n, int j, int k) {
 
 // Σ over the ROI of the products the closed forms need (paper eqs. 5 and 7):
 // f, f², f·g, ∂_j f, f·∂_j f, g·∂_j f and ∂_j f·∂_k f (j ≤ k, triangle order).
-template <int N>
+template <class T, int N>
 struct Sums {
-  real f, ff, fg;
-  real d[N], fd[N], gd[N];
-  real dd[triangle(N)];
+  T f, ff, fg;
+  T d[N], fd[N], gd[N];
+  T dd[triangle(N)];
 };
 
 // Per-ROI constants: n pixels, g = Σg, gg = Σg².
+template <class T>
 struct RoiConstants {
-  real n, g, gg;
+  T n, g, gg;
 };
 
 // The model at one parameter point: α̂, β̂ (eq. 6), the raw χ², JᵀJ (upper
 // triangle) and Jᵀ(g − h), with J the Jacobian of h_i = α̂(p)·f_i(p) + β̂(p).
-template <int N>
+template <class T, int N>
 struct Evaluation {
-  real chi2, alpha, beta;
-  real h[triangle(N)];
-  real grad[N];
+  T chi2, alpha, beta;
+  T h[triangle(N)];
+  T grad[N];
 };
+
+// Whether an evaluator replaces lsq_assemble's χ² by Σ(g − α̂f − β̂)² over the
+// pixels (one more pass). In float the closed form Σg² − α̂·Σfg − β̂·Σg cancels
+// catastrophically (bright spots: terms ~1e5–1e7 for a χ² ~1e3, float's 6e-8
+// relative rounding then leaves errors far above the stop rule's 1e-6·χ²); the
+// residual sum is accurate to a few float ulps. In double the closed form is
+// kept (the reference's results are those before issue 17).
+template <class T>
+inline constexpr bool kResidualChi2 = sizeof(T) < sizeof(double);
 
 // Closed forms from the sums. False when they are undefined (f ≡ const, e.g.
 // all f underflowed) or not finite.
-template <int N>
-NANOSCOPY_HD bool lsq_assemble(const Sums<N>& s, const RoiConstants& k, Evaluation<N>& e) {
+template <class T, int N>
+NANOSCOPY_HD bool lsq_assemble(const Sums<T, N>& s, const RoiConstants<T>& k, Evaluation<T, N>& e) {
+  using real = T;
   const real n = k.n, G = k.g;
   const real D = n * s.ff - s.f * s.f;
-  if (!(D > real(1e-300)) || !finite(D)) return false;
+  if (!(D > Limits<T>::tiny) || !finite(D)) return false;
   const real inv_d = real(1) / D;
   const real alpha = (n * s.fg - s.f * G) * inv_d;
   const real beta = (G * s.ff - s.f * s.fg) * inv_d;

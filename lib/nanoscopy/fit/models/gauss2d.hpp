@@ -18,22 +18,27 @@ struct Gauss2d : Isotropic {
   static constexpr const char* param_names[n_params] = {"x", "y", "sigma"};
 
   // Per-evaluation constants of one σ.
+  template <class T>
   struct Axis {
-    real inv_s2;  // 1/σ²
-    real inv_s3;  // 1/σ³
+    T inv_s2;  // 1/σ²
+    T inv_s3;  // 1/σ³
   };
 
-  NANOSCOPY_HD static Axis make_axis(real sigma) {
+  template <class T>
+  NANOSCOPY_HD static Axis<T> make_axis(T sigma) {
+    using real = T;
     const real inv_s = real(1) / sigma;
-    Axis m;
+    Axis<T> m;
     m.inv_s2 = inv_s * inv_s;
     m.inv_s3 = m.inv_s2 * inv_s;
     return m;
   }
 
   // u = pixel coordinate − centre: exp(−u²/(2σ²)) and the derivatives of paper eq. 11, split per axis.
-  NANOSCOPY_HD static AxisTerm term(const Axis& m, real u) {
-    AxisTerm t;
+  template <class T>
+  NANOSCOPY_HD static AxisTerm<T> term(const Axis<T>& m, T u) {
+    using real = T;
+    AxisTerm<T> t;
     t.v = exp(real(-0.5) * u * u * m.inv_s2);
     t.dc = u * m.inv_s2 * t.v;
     t.ds = u * u * m.inv_s3 * t.v;
@@ -44,12 +49,14 @@ struct Gauss2d : Isotropic {
   // coordinates), by a recurrence outward from the pixel nearest the centre:
   // three exp calls instead of n, equal to term() to a few ulps. Moving away
   // from the centre the ratios only shrink, so underflow is benign.
-  NANOSCOPY_HD static void fill_terms(const Axis& m, real centre, int n, real* v, real* dc, real* ds) {
+  template <class T>
+  NANOSCOPY_HD static void fill_terms(const Axis<T>& m, T centre, int n, T* v, T* dc, T* ds) {
+    using real = T;
     const real a = real(0.5) * m.inv_s2;  // 1/(2σ²)
     real c0f = floor(centre + real(0.5));
-    c0f = c0f < real(0) ? real(0) : (c0f > n - real(1) ? n - real(1) : c0f);
+    c0f = c0f < real(0) ? real(0) : (c0f > real(n) - real(1) ? real(n) - real(1) : c0f);
     const int c0 = static_cast<int>(c0f);
-    const real u0 = c0 - centre;
+    const real u0 = real(c0) - centre;
     const real v0 = exp(-a * u0 * u0);
     const real q = exp(real(-2) * a);
     v[c0] = v0;
@@ -67,7 +74,7 @@ struct Gauss2d : Isotropic {
       v[c] = value;
     }
     for (int c = 0; c < n; ++c) {
-      const real u = c - centre;
+      const real u = real(c) - centre;
       dc[c] = u * m.inv_s2 * v[c];
       ds[c] = u * u * m.inv_s3 * v[c];
     }

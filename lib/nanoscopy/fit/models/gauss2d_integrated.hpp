@@ -18,17 +18,20 @@ struct Gauss2dIntegrated : Isotropic {
   static constexpr const char* param_names[n_params] = {"x", "y", "sigma"};
 
   // Per-evaluation constants of one σ.
+  template <class T>
   struct Axis {
-    real inv_r2s;   // 1/(√2 σ)
-    real k_centre;  // 1/(√π·√2 σ)
-    real k_sigma;   // 1/(√π σ)
+    T inv_r2s;   // 1/(√2 σ)
+    T k_centre;  // 1/(√π·√2 σ)
+    T k_sigma;   // 1/(√π σ)
   };
 
-  NANOSCOPY_HD static Axis make_axis(real sigma) {
+  template <class T>
+  NANOSCOPY_HD static Axis<T> make_axis(T sigma) {
+    using real = T;
     const real inv_s = real(1) / sigma;
     const real inv_sqrt_pi = real(0.56418958354775628695);
     const real inv_sqrt2 = real(0.70710678118654752440);
-    Axis m;
+    Axis<T> m;
     m.inv_r2s = inv_sqrt2 * inv_s;
     m.k_centre = inv_sqrt_pi * m.inv_r2s;
     m.k_sigma = inv_sqrt_pi * inv_s;
@@ -37,8 +40,10 @@ struct Gauss2dIntegrated : Isotropic {
 
   // u = pixel coordinate − centre: ½[erf(a₊) − erf(a₋)], a± = (u ± ½)/(√2σ);
   // erfc in the tails keeps relative precision.
-  NANOSCOPY_HD static AxisTerm term(const Axis& m, real u) {
-    AxisTerm t;
+  template <class T>
+  NANOSCOPY_HD static AxisTerm<T> term(const Axis<T>& m, T u) {
+    using real = T;
+    AxisTerm<T> t;
     const real ap = (u + real(0.5)) * m.inv_r2s;
     const real am = (u - real(0.5)) * m.inv_r2s;
     if (am > real(0))
@@ -56,9 +61,10 @@ struct Gauss2dIntegrated : Isotropic {
 
   // The terms at coordinates 0 … n−1 of one axis: one term() per pixel (no
   // cheaper recurrence for erf differences).
-  NANOSCOPY_HD static void fill_terms(const Axis& m, real centre, int n, real* v, real* dc, real* ds) {
+  template <class T>
+  NANOSCOPY_HD static void fill_terms(const Axis<T>& m, T centre, int n, T* v, T* dc, T* ds) {
     for (int c = 0; c < n; ++c) {
-      const AxisTerm t = term(m, c - centre);
+      const AxisTerm<T> t = term(m, T(c) - centre);
       v[c] = t.v;
       dc[c] = t.dc;
       ds[c] = t.ds;

@@ -17,24 +17,28 @@
 namespace nanoscopy::fit_detail {
 
 // One axis' term at one pixel coordinate.
+template <class T>
 struct AxisTerm {
-  real v;   // X(u)
-  real dc;  // ∂X/∂(centre)
-  real ds;  // ∂X/∂σ (this axis' width)
+  T v;   // X(u)
+  T dc;  // ∂X/∂(centre)
+  T ds;  // ∂X/∂σ (this axis' width)
 };
 
 // Sums of one axis' terms over its pixels (columns or rows).
+template <class T>
 struct AxisSums {
-  real v, dc, ds;         // Σ X, Σ X', Σ X_σ
-  real vv, vdc, vds;      // Σ X², Σ X·X', Σ X·X_σ
-  real dcdc, dcds, dsds;  // Σ X'², Σ X'·X_σ, Σ X_σ²
+  T v, dc, ds;         // Σ X, Σ X', Σ X_σ
+  T vv, vdc, vds;      // Σ X², Σ X·X', Σ X·X_σ
+  T dcdc, dcds, dsds;  // Σ X'², Σ X'·X_σ, Σ X_σ²
 };
 
-NANOSCOPY_HD void clear(AxisSums& a) {
+template <class T>
+NANOSCOPY_HD void clear(AxisSums<T>& a) {
   a.v = a.dc = a.ds = a.vv = a.vdc = a.vds = a.dcdc = a.dcds = a.dsds = 0;
 }
 
-NANOSCOPY_HD void accumulate(AxisSums& a, const AxisTerm& t) {
+template <class T>
+NANOSCOPY_HD void accumulate(AxisSums<T>& a, const AxisTerm<T>& t) {
   a.v += t.v;
   a.dc += t.dc;
   a.ds += t.ds;
@@ -50,17 +54,20 @@ NANOSCOPY_HD void accumulate(AxisSums& a, const AxisTerm& t) {
 
 // The data sums Σ g·f, Σ g·∂_j f of p = (x̄, ȳ, σ), as an array so a GPU group
 // can reduce them field by field: fg, gd[0], gd[1], gd[2].
+template <class T>
 struct IsotropicDataSums {
   static constexpr int size = 4;
-  real s[size];
+  T s[size];
 };
 
-NANOSCOPY_HD void clear(IsotropicDataSums& d) {
-  for (int i = 0; i < IsotropicDataSums::size; ++i) d.s[i] = 0;
+template <class T>
+NANOSCOPY_HD void clear(IsotropicDataSums<T>& d) {
+  for (int i = 0; i < IsotropicDataSums<T>::size; ++i) d.s[i] = 0;
 }
 
 // One pixel of value g with column term X and row term Y.
-NANOSCOPY_HD void accumulate(IsotropicDataSums& d, real g, const AxisTerm& X, const AxisTerm& Y) {
+template <class T>
+NANOSCOPY_HD void accumulate(IsotropicDataSums<T>& d, T g, const AxisTerm<T>& X, const AxisTerm<T>& Y) {
   d.s[0] += g * X.v * Y.v;
   d.s[1] += g * X.dc * Y.v;
   d.s[2] += g * X.v * Y.dc;
@@ -68,7 +75,8 @@ NANOSCOPY_HD void accumulate(IsotropicDataSums& d, real g, const AxisTerm& X, co
 }
 
 // One row of the ROI given its column-weighted data sums gx = Σ_c g·X, gxd = Σ_c g·X', gxs = Σ_c g·X_σ.
-NANOSCOPY_HD void accumulate_row(IsotropicDataSums& d, real gx, real gxd, real gxs, const AxisTerm& Y) {
+template <class T>
+NANOSCOPY_HD void accumulate_row(IsotropicDataSums<T>& d, T gx, T gxd, T gxs, const AxisTerm<T>& Y) {
   d.s[0] += gx * Y.v;
   d.s[1] += gxd * Y.v;
   d.s[2] += gx * Y.dc;
@@ -76,8 +84,9 @@ NANOSCOPY_HD void accumulate_row(IsotropicDataSums& d, real gx, real gxd, real g
 }
 
 // f = X·Y, ∂₀f = X'·Y, ∂₁f = X·Y', ∂₂f = X_σ·Y + X·Y_σ, summed over columns × rows.
-NANOSCOPY_HD Sums<3> combine(const AxisSums& X, const AxisSums& Y, const IsotropicDataSums& D) {
-  Sums<3> s;
+template <class T>
+NANOSCOPY_HD Sums<T, 3> combine(const AxisSums<T>& X, const AxisSums<T>& Y, const IsotropicDataSums<T>& D) {
+  Sums<T, 3> s;
   s.f = X.v * Y.v;
   s.ff = X.vv * Y.vv;
   s.fg = D.s[0];
@@ -93,7 +102,7 @@ NANOSCOPY_HD Sums<3> combine(const AxisSums& X, const AxisSums& Y, const Isotrop
   s.dd[2] = X.dcds * Y.vv + X.vdc * Y.vds;
   s.dd[3] = X.vv * Y.dcdc;
   s.dd[4] = X.vds * Y.vdc + X.vv * Y.dcds;
-  s.dd[5] = X.dsds * Y.vv + real(2) * X.vds * Y.vds + X.vv * Y.dsds;
+  s.dd[5] = X.dsds * Y.vv + T(2) * X.vds * Y.vds + X.vv * Y.dsds;
   return s;
 }
 
@@ -101,33 +110,54 @@ NANOSCOPY_HD Sums<3> combine(const AxisSums& X, const AxisSums& Y, const Isotrop
 // model derives from it and adds Axis, make_axis, term and fill_terms.
 struct Isotropic {
   static constexpr int n_params = 3;
-  using DataSums = IsotropicDataSums;
+  template <class T>
+  using DataSums = IsotropicDataSums<T>;
 
-  NANOSCOPY_HD static real column_centre(const real p[3]) { return p[0]; }
-  NANOSCOPY_HD static real row_centre(const real p[3]) { return p[1]; }
+  template <class T>
+  NANOSCOPY_HD static T column_centre(const T p[3]) {
+    return p[0];
+  }
+  template <class T>
+  NANOSCOPY_HD static T row_centre(const T p[3]) {
+    return p[1];
+  }
   // The width of the column terms and of the row terms.
-  NANOSCOPY_HD static real column_width(const real p[3]) { return p[2]; }
-  NANOSCOPY_HD static real row_width(const real p[3]) { return p[2]; }
+  template <class T>
+  NANOSCOPY_HD static T column_width(const T p[3]) {
+    return p[2];
+  }
+  template <class T>
+  NANOSCOPY_HD static T row_width(const T p[3]) {
+    return p[2];
+  }
 
-  NANOSCOPY_HD static Sums<3> sums(const real[3], const AxisSums& X, const AxisSums& Y, const DataSums& D) {
+  template <class T>
+  NANOSCOPY_HD static Sums<T, 3> sums(const T[3], const AxisSums<T>& X, const AxisSums<T>& Y,
+                                      const DataSums<T>& D) {
     return combine(X, Y, D);
   }
 
   // Centre outside the ROI, or σ outside (min_sigma, max(w, h)]: left_roi.
-  NANOSCOPY_HD static bool outside_roi(const real p[3], int w, int h, real min_sigma) {
-    return !(p[0] >= real(-0.5) && p[0] <= w - real(0.5) && p[1] >= real(-0.5) && p[1] <= h - real(0.5) &&
-             p[2] > min_sigma && p[2] <= (w > h ? w : h));
+  template <class T>
+  NANOSCOPY_HD static bool outside_roi(const T p[3], int w, int h, T min_sigma) {
+    return !(p[0] >= T(-0.5) && p[0] <= T(w) - T(0.5) && p[1] >= T(-0.5) && p[1] <= T(h) - T(0.5) && p[2] > min_sigma &&
+             p[2] <= T(w > h ? w : h));
   }
   // A trial step to σ ≤ 0 is not evaluated (it counts as a failed step).
-  NANOSCOPY_HD static bool admissible(const real p[3]) { return p[2] > real(0); }
+  template <class T>
+  NANOSCOPY_HD static bool admissible(const T p[3]) {
+    return p[2] > T(0);
+  }
 
   // The spot (x, y, σ) of the initial estimate or a SpotGuess as parameters, and back.
-  NANOSCOPY_HD static void from_spot(real x, real y, real sigma, real p[3]) {
+  template <class T>
+  NANOSCOPY_HD static void from_spot(T x, T y, T sigma, T p[3]) {
     p[0] = x;
     p[1] = y;
     p[2] = sigma;
   }
-  NANOSCOPY_HD static void to_result(const real p[3], FitResult& r) {
+  template <class T>
+  NANOSCOPY_HD static void to_result(const T p[3], FitResult& r) {
     r.x = static_cast<float>(p[0]);
     r.y = static_cast<float>(p[1]);
     r.sigma = static_cast<float>(p[2]);

@@ -241,7 +241,7 @@ class FrameDetector {
                                          level))
           continue;
         out.push_back(Candidate{frame_index, x, y, detect_detail::detection_score(row[x], sd),
-                                detect_detail::net_gradient(frame, width, height, x, y, settings_.box)});
+                                detect_detail::net_gradient(frame, width, height, x, y, settings_.box, units_)});
       }
     }
   }
@@ -268,6 +268,7 @@ class FrameDetector {
   }
 
   DetectSettings settings_;
+  detect_detail::NetGradientUnits units_ = detect_detail::net_gradient_units();
   std::vector<float> w1_, w2_;
   std::vector<float> padded_, rows1_, rows2_, filtered_, acc1_, acc2_;
   std::vector<float> finite_;

@@ -87,6 +87,8 @@ NANOSCOPY_HD std::int64_t median_rank(std::int64_t n) {
 }
 
 // Noise sd from the median absolute deviation (Gaussian consistency factor), and the detection level.
+// Rounded through double as they always were, so both backends find the same candidates as before: on the GPU
+// these are noise_kernel's only FP64 instructions, once per frame in one thread (scripts/sass-fp64 lists them).
 NANOSCOPY_HD float noise_sd_from_mad(float mad) {
   return static_cast<float>(1.4826 * static_cast<double>(mad));
 }
@@ -133,11 +135,39 @@ NANOSCOPY_HD bool is_candidate(const float* filtered, const Raw* raw, int width,
   return true;
 }
 
+// The components of the unit vectors towards the centre of a box (edge ≤ 31):
+// t[a][b] = a/√(a² + b²) for offsets 0 ≤ a, b ≤ 15, computed in double and
+// rounded once to float, on the host. −dy/dist = −sign(dy)·t[|dy|][|dx|]
+// exactly (negation and the swap of a and b are exact), so a kernel reads the
+// table and does no double arithmetic, with the bits of the former per-pixel
+// double computation.
+inline constexpr int kMaxNetGradientHalf = 15;
+struct NetGradientUnits {
+  float t[kMaxNetGradientHalf + 1][kMaxNetGradientHalf + 1];
+};
+
+inline NetGradientUnits net_gradient_units() {
+  NetGradientUnits u{};
+  for (int a = 0; a <= kMaxNetGradientHalf; ++a)
+    for (int b = 0; b <= kMaxNetGradientHalf; ++b) {
+      const double dist = std::sqrt(static_cast<double>(a * a + b * b));
+      u.t[a][b] = a == 0 ? 0.f : static_cast<float>(a / dist);
+    }
+  return u;
+}
+
+// −d/dist along the offset d (the other offset e), from the table.
+NANOSCOPY_HD float toward_centre(const NetGradientUnits& u, int d, int e) {
+  const float m = u.t[d < 0 ? -d : d][e < 0 ? -e : e];
+  return d > 0 ? -m : m;
+}
+
 // Picasso's net gradient: Σ over the box around (x, y), centre excluded, of the
 // raw central-difference gradient (f[k+1] − f[k−1], no ½) projected on the unit
 // vector towards the centre. Terms whose difference would leave the frame count 0.
 template <typename Raw>
-NANOSCOPY_HD float net_gradient(const Raw* raw, int width, int height, int x, int y, int box) {
+NANOSCOPY_HD float net_gradient(const Raw* raw, int width, int height, int x, int y, int box,
+                                const NetGradientUnits& units) {
   const int half = box / 2;
   float ng = 0.f;
   for (int dy = -half; dy <= half; ++dy) {
@@ -149,9 +179,8 @@ NANOSCOPY_HD float net_gradient(const Raw* raw, int width, int height, int x, in
       const std::int64_t c = static_cast<std::int64_t>(k) * width + m;
       const float gy = sub(value(raw, c + width), value(raw, c - width));
       const float gx = sub(value(raw, c + 1), value(raw, c - 1));
-      const double dist = sqrt(static_cast<double>(dx * dx + dy * dy));
-      const float uy = static_cast<float>(-dy / dist);
-      const float ux = static_cast<float>(-dx / dist);
+      const float uy = toward_centre(units, dy, dx);
+      const float ux = toward_centre(units, dx, dy);
       ng = add(ng, add(mul(gy, uy), mul(gx, ux)));
     }
   }

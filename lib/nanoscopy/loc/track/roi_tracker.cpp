@@ -51,7 +51,7 @@ std::string format_number(double v) {
 template <typename Pixel>
 SpotGuess paper_guess(const Pixel* g, int w, int h) {
   using namespace fit_detail;
-  InitScan scan = init_scan_identity();
+  InitScan<double> scan = init_scan_identity<double>();
   for (int r = 0; r < h; ++r)
     for (int c = 0; c < w; ++c) init_scan_pixel(scan, g, w, h, c, r);
   SpotGuess guess;
@@ -66,7 +66,7 @@ SpotGuess paper_guess(const Pixel* g, int w, int h) {
   for (int i = 0; i < w * h; ++i) above += static_cast<double>(g[i]) > threshold ? 1 : 0;
   guess.x = static_cast<float>(scan.best_index % w);
   guess.y = static_cast<float>(scan.best_index / w);
-  guess.sigma = static_cast<float>(init_sigma(above));
+  guess.sigma = static_cast<float>(init_sigma<double>(above));
   return guess;
 }
 

@@ -1,0 +1,126 @@
+// Fit by fit agreement of two FitEngines on the same batch, with the stated
+// tolerances of the two arithmetic paths (used by tests/gpu/test_fit_gpu.cpp
+// for CUDA against the CPU reference, and by tests/test_fit_models.cpp for the
+// float templates on the host against the same reference).
+//
+// Same arithmetic (CUDA fp64 against the CPU): every fit with the same status
+// agrees to 1e-3 px in x, y and σ, 1e-3·max(|α|, 1) in α and β, 1e-3 relative in
+// χ², and to one iteration; ≥ 99.9 % of the fits end with the same status.
+//
+// Float against the double reference (the CUDA default): the stop rule
+// compares χ² decreases at 1e-6 relative, where float rounding (6e-8) decides
+// some stops, so converged_min_delta and converged_min_step trade places in a
+// few % of the fits and an iteration count may differ by more than one. Stated:
+// ≥ 99.5 % of the fits have the same outcome (both converged, or the same
+// non-converged status); of the well-conditioned fits (both converged, the
+// reference σ̂ ≤ min(width, height)/4: the spot fits in its ROI, so σ̂, α̂ and β̂
+// are not nearly degenerate), ≥ 99.9 % agree to 1e-3 px in x, y, σ and 1e-3
+// relative in α, β and χ², and none differs by more than 0.05 px; the mean
+// iteration count differs by ≤ 0.1. (Wide spots on small ROIs — σ̂ of 2–7 px
+// on 7×7 or 1×9 — have flat minima where float and double stop up to 0.3 px
+// apart in σ or y, both within the fit's own uncertainty: only the outcome and
+// finiteness are checked there.)
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "nanoscopy/fit/fit_types.hpp"
+
+namespace nanoscopy::test {
+
+struct FitAgreement {
+  std::int64_t fits = 0, equal_status = 0, same_outcome = 0, both_converged = 0, well_conditioned = 0;
+  std::int64_t field_mismatch = 0, gross_mismatch = 0, nan_converged = 0;
+  double iteration_difference = 0;  // Σ (iterations − reference iterations)
+  double max_position_difference = 0;
+};
+
+inline bool fit_near(float u, float v, double tol) {
+  // Flagged fits (left_roi after a wild step) may hold ±inf: equal non-finite values agree.
+  return (std::isfinite(u) && std::isfinite(v)) ? std::abs(static_cast<double>(u) - v) <= tol
+                                                : (std::isnan(u) && std::isnan(v)) || u == v;
+}
+
+// `got` against the reference `ref`; `same_arithmetic`: both ran the double math.
+inline FitAgreement compare_fits(const std::vector<FitResult>& got, const std::vector<FitResult>& ref, int width,
+                                 int height, bool same_arithmetic, const char* what) {
+  constexpr double tol_position = 1e-3;  // px
+  constexpr double tol_relative = 1e-3;  // α, β relative to max(|α|, 1); χ² relative to max(χ², 1)
+  constexpr double tol_gross = 0.05;     // px, float path: no converged fit beyond this
+  FitAgreement a;
+  int shown = 0;
+  for (std::size_t k = 0; k < ref.size(); ++k) {
+    const FitResult& g = got[k];
+    const FitResult& c = ref[k];
+    ++a.fits;
+    a.iteration_difference += g.iterations - c.iterations;
+    if (converged(g.status) && !(std::isfinite(g.x) && std::isfinite(g.y) && std::isfinite(g.sigma) &&
+                                 std::isfinite(g.amplitude) && std::isfinite(g.background) && std::isfinite(g.chi2)))
+      ++a.nan_converged;
+    const bool same_status = g.status == c.status;
+    a.equal_status += same_status ? 1 : 0;
+    const bool both = converged(g.status) && converged(c.status);
+    a.same_outcome += (same_status || both) ? 1 : 0;
+    a.both_converged += both ? 1 : 0;
+    const bool well = both && c.sigma <= 0.25f * static_cast<float>(std::min(width, height));
+    a.well_conditioned += well ? 1 : 0;
+    // The double path compares every fit of equal status, the float path the well-conditioned fits.
+    if (same_arithmetic ? !same_status : !well) continue;
+    if (c.status == FitStatus::invalid_roi || c.status == FitStatus::nan) continue;
+    const double scale = std::isfinite(c.amplitude) ? std::max(std::abs(static_cast<double>(c.amplitude)), 1.0) : 1.0;
+    const double chi2_scale = std::max(std::isfinite(c.chi2) ? static_cast<double>(c.chi2) : 1.0, 1.0);
+    const bool ok = fit_near(g.x, c.x, tol_position) && fit_near(g.y, c.y, tol_position) &&
+                    fit_near(g.sigma, c.sigma, tol_position) &&
+                    fit_near(g.amplitude, c.amplitude, tol_relative * scale) &&
+                    fit_near(g.background, c.background, tol_relative * scale) &&
+                    fit_near(g.chi2, c.chi2, tol_relative * chi2_scale) &&
+                    (!same_arithmetic || std::abs(g.iterations - c.iterations) <= 1);
+    if (well) {
+      const double d = std::max({std::abs(static_cast<double>(g.x) - c.x), std::abs(static_cast<double>(g.y) - c.y),
+                                 std::abs(static_cast<double>(g.sigma) - c.sigma)});
+      a.max_position_difference = std::max(a.max_position_difference, d);
+      if (!(d <= tol_gross)) ++a.gross_mismatch;
+    }
+    if (!ok) {
+      ++a.field_mismatch;
+      if (shown++ < 3)
+        std::printf(
+            "%s fit %zu: got x %.6f y %.6f σ %.6f α %.4f β %.4f it %d | ref x %.6f y %.6f σ %.6f α %.4f β %.4f it %d\n",
+            what, k, g.x, g.y, g.sigma, g.amplitude, g.background, g.iterations, c.x, c.y, c.sigma, c.amplitude,
+            c.background, c.iterations);
+    }
+  }
+  return a;
+}
+
+// The float path on a degenerate ROI against the double reference: the same status and at most one iteration
+// apart, or both collapsed onto a pixel (left_roi in one, σ within 0.05 px of min_sigma in the other).
+inline bool degenerate_agree(const FitResult& f, const FitResult& d, double min_sigma) {
+  const auto collapsed = [min_sigma](const FitResult& r) {
+    return r.status == FitStatus::left_roi || (converged(r.status) && r.sigma < min_sigma + 0.05);
+  };
+  if (f.status == d.status) return std::abs(f.iterations - d.iterations) <= 1;
+  return collapsed(f) && collapsed(d) && std::abs(f.sigma - d.sigma) < 0.05;
+}
+
+inline void check_fit_agreement(const FitAgreement& a, bool same_arithmetic, const char* what) {
+  CAPTURE(what);
+  CHECK(a.nan_converged == 0);
+  if (same_arithmetic) {
+    CHECK(a.field_mismatch == 0);
+    CHECK(a.equal_status * 1000 >= a.fits * 999);
+    return;
+  }
+  CHECK(a.same_outcome * 1000 >= a.fits * 995);
+  CHECK(a.field_mismatch * 1000 <= a.well_conditioned + 999);  // ≤ 0.1 %, rounded up
+  CHECK(a.gross_mismatch == 0);
+  CHECK(std::abs(a.iteration_difference) <= 0.1 * static_cast<double>(a.fits) + 2);
+}
+
+}  // namespace nanoscopy::test
