@@ -172,6 +172,8 @@ void FitPlan::fit(const RoiBatch& batch, std::span<FitResult> out) {
   const bool direct_out = is_pinned(out.data());
   const auto* src = static_cast<const unsigned char*>(batch.pixels);
 
+  const FitGeometry geometry = fit_geometry(batch.width, batch.height, batch.count, im.options.lanes_per_fit,
+                                            im.multiprocessors, im.settings.precision);
   FitLaunch launch;
   launch.pixels_u16 = batch.type == PixelType::u16;
   launch.width = batch.width;
@@ -212,9 +214,9 @@ void FitPlan::fit(const RoiBatch& batch, std::span<FitResult> out) {
       launch.count = count;
       launch.initial = with_guesses ? s.d_guesses.get() : nullptr;
       launch.out = s.d_out.get();
-      launch_fit(launch, fit_geometry(batch.width, batch.height, count, im.options.lanes_per_fit, im.multiprocessors,
-                                      im.settings.precision),
-                 stream);
+      // The geometry of the whole batch, not of this chunk: the lanes per fit set the order of each fit's sums,
+      // so a batch fitted from the host gives the bits of the same batch fitted from device memory.
+      launch_fit(launch, geometry, stream);
       FitResult* dst = out.data() + first;
       if (!direct_out) {
         grow(s.h_out, static_cast<std::size_t>(chunk));

@@ -13,8 +13,8 @@
 // few % of the fits and an iteration count may differ by more than one. Stated:
 // ≥ 99.5 % of the fits have the same outcome (both converged, or the same
 // non-converged status); of the well-conditioned fits (both converged, the
-// reference σ̂ ≤ min(width, height)/4: the spot fits in its ROI, so σ̂, α̂ and β̂
-// are not nearly degenerate), ≥ 99.9 % agree to 1e-3 px in x, y, σ and 1e-3
+// reference 0.5 ≤ σ̂ ≤ min(width, height)/4: the spot fits in its ROI and has
+// not collapsed onto a pixel, so σ̂, α̂ and β̂ are not nearly degenerate), ≥ 99.9 % agree to 1e-3 px in x, y, σ and 1e-3
 // relative in α, β and χ², and none differs by more than 0.05 px; the mean
 // iteration count differs by ≤ 0.1. (Wide spots on small ROIs — σ̂ of 2–7 px
 // on 7×7 or 1×9 — have flat minima where float and double stop up to 0.3 px
@@ -68,7 +68,8 @@ inline FitAgreement compare_fits(const std::vector<FitResult>& got, const std::v
     const bool both = converged(g.status) && converged(c.status);
     a.same_outcome += (same_status || both) ? 1 : 0;
     a.both_converged += both ? 1 : 0;
-    const bool well = both && c.sigma <= 0.25f * static_cast<float>(std::min(width, height));
+    // Not collapsed onto a pixel (σ̂ ≥ 0.5 px; in a 1-px-wide ROI x̄ is fixed and σ̂ shrinks towards min_sigma).
+    const bool well = both && c.sigma >= 0.5f && c.sigma <= 0.25f * static_cast<float>(std::min(width, height));
     a.well_conditioned += well ? 1 : 0;
     // The double path compares every fit of equal status, the float path the well-conditioned fits.
     if (same_arithmetic ? !same_status : !well) continue;
