@@ -80,6 +80,9 @@ struct LocWriterContext {
   // Picasso HDF5: also chi2, iterations and status after Picasso's own fields
   // (Picasso's link and other post-processing drop fields they do not know).
   bool fit_diagnostics = false;
+  // The fit was elliptical (σx, σy): Picasso gets sx, sy and their ellipticity, ThunderSTORM
+  // sigma1 [nm] and sigma2 [nm] (as its elliptical Gaussian writes) in place of sigma [nm].
+  bool elliptical = false;
 };
 
 // The context for localizations of the stack `info` (size, frames, pixel type),
