@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "nanoscopy/cli/tool_app.hpp"
+#include "nanoscopy/fit2d/calibrate.hpp"
 #include "nanoscopy/fit2d/partial.hpp"
 #include "nanoscopy/fit2d/cli.hpp"
 #include "nanoscopy/params/tool_schemas.hpp"
@@ -45,6 +46,22 @@ int main(int argc, char** argv) {
                       "Parts of several files (one recording split over files): frames are numbered on from file to "
                       "file, in the order the parts are given");
   merge_cmd->add_flag("--track", merge.track, "Track fiducial markers in the merged localizations (as fit2d --track)");
+  Fit2dCalibrateOptions calibrate;
+  auto* calibrate_cmd = cli.add_subcommand(
+      "calibrate", "Astigmatic 3D calibration from a bead z-stack: elliptical fits of the beads of every frame, "
+                   "sigma x and sigma y vs z fitted by defocus curves; writes the calibration JSON and a PNG plot");
+  calibrate_cmd->add_option("stack", calibrate.input, "Bead z-stack, one z per frame")->required()->type_name("STACK");
+  calibrate_cmd->add_option("-o,--output", calibrate.output, "Calibration JSON (as bench simulate movie --calibration reads)")
+      ->required()
+      ->type_name("FILE");
+  calibrate_cmd->add_option("--z-step", calibrate.z_step, "z step between frames, nm")->required();
+  calibrate_cmd->add_option("--z0", calibrate.z0, "z of frame 0, nm [default: the centre frame is z = 0]");
+  calibrate_cmd->add_option("--box", calibrate.box, "ROI edge in pixels (odd; defocused beads are wide)")
+      ->default_val(calibrate.box);
+  calibrate_cmd->add_option("--plot", calibrate.plot, "PNG of sigma x, sigma y vs z [default: OUTPUT with .png]")
+      ->type_name("FILE");
+  calibrate_cmd->add_flag("!--no-higher-order", calibrate.higher_order,
+                          "fit sigma0, c, d only (no cubic and quartic terms A, B)");
   app.bind("--baseline", "Camera/Baseline");
   app.bind("--sensitivity", "Camera/Sensitivity");
   app.bind("--gain", "Camera/Gain");
@@ -60,6 +77,7 @@ int main(int argc, char** argv) {
       "  fit2d stack.tif -o locs.csv                      ThunderSTORM CSV (nm, frames from 1)\n"
       "  fit2d movie.raw -o movie_locs.hdf5 --gain 100    Picasso HDF5 + YAML, EMCCD\n"
       "  fit2d beads.tif --track                          drift from fiducial markers\n"
+      "  fit2d calibrate zstack.tif --z-step 20 -o astig.json   astigmatic 3D calibration from beads\n"
       "  fit2d live.tif --roi markers.txt --stream        per-frame drift for a stage controller\n"
       "  fit2d --params params/fit2d.prm stack.tif        camera and filters from a file\n"
       "  fit2d --print-params > my.prm                    every parameter with its default\n"
@@ -69,6 +87,7 @@ int main(int argc, char** argv) {
   app.add_frames_command();
   return app.run(argc, argv, [&](ToolContext& ctx) {
     if (*merge_cmd) return run_fit2d_merge(merge, ctx, std::cout);
+    if (*calibrate_cmd) return run_fit2d_calibrate(calibrate, ctx, std::cout);
     run_fit2d_cli(o, ctx, std::cout);
   });
 }

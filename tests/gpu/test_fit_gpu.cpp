@@ -49,7 +49,7 @@ Device gpu_device() {
 
 }  // namespace
 
-TEST_CASE("CUDA fits equal the CPU reference: sizes, shapes, pixel types, both models") {
+TEST_CASE("CUDA fits equal the CPU reference: sizes, shapes, pixel types, every model") {
   const Device gpu = gpu_device();
   struct Shape {
     int w, h;
@@ -58,10 +58,10 @@ TEST_CASE("CUDA fits equal the CPU reference: sizes, shapes, pixel types, both m
   const Shape shapes[] = {{1, 9, 400, 40}, {5, 11, 400, 40},  {7, 7, 400, 40},
                           {9, 9, 400, 40}, {13, 13, 400, 40}, {32, 32, 4000, 1024}};
   const std::int64_t counts[] = {1, 31, 1000, 100000};
-  // Every model of the table (fit/model_list.hpp): sampled and integrated today.
+  // Every model of the table (fit/model_list.hpp): sampled, integrated and elliptical today.
   std::vector<ShapeModel> models;
   fit_detail::for_each_model([&]<class M>(M) { models.push_back(M::shape); });
-  CHECK(models.size() >= 2);
+  CHECK(models.size() >= 3);
   for (ShapeModel model : models)
     for (FitPrecision precision : {FitPrecision::automatic, FitPrecision::fp64}) {
     const bool fp64 = precision == FitPrecision::fp64;
@@ -72,7 +72,9 @@ TEST_CASE("CUDA fits equal the CPU reference: sizes, shapes, pixel types, both m
     auto cpu = make_cpu_fit_engine(st, 0);
     for (const Shape& shape : shapes) {
       for (std::int64_t count : counts) {
-        if (model == ShapeModel::integrated && count == 100000 && shape.w * shape.h > 200) continue;
+        // One column holds no σx (α absorbs it): float and double wander apart there by design.
+        if (model == ShapeModel::elliptical && std::min(shape.w, shape.h) < 2) continue;
+        if (model != ShapeModel::sampled && count == 100000 && shape.w * shape.h > 200) continue;
         if (nanoscopy::test::gpu_sanitizer_run() && count > 1000) continue;
         SpotRecipe recipe;
         recipe.width = shape.w;

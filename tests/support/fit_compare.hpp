@@ -61,7 +61,7 @@ inline FitAgreement compare_fits(const std::vector<FitResult>& got, const std::v
     ++a.fits;
     a.iteration_difference += g.iterations - c.iterations;
     if (converged(g.status) && !(std::isfinite(g.x) && std::isfinite(g.y) && std::isfinite(g.sigma) &&
-                                 std::isfinite(g.amplitude) && std::isfinite(g.background) && std::isfinite(g.chi2)))
+                                 std::isfinite(g.sigma_y) && std::isfinite(g.amplitude) && std::isfinite(g.background) && std::isfinite(g.chi2)))
       ++a.nan_converged;
     const bool same_status = g.status == c.status;
     a.equal_status += same_status ? 1 : 0;
@@ -69,7 +69,8 @@ inline FitAgreement compare_fits(const std::vector<FitResult>& got, const std::v
     a.same_outcome += (same_status || both) ? 1 : 0;
     a.both_converged += both ? 1 : 0;
     // Not collapsed onto a pixel (σ̂ ≥ 0.5 px; in a 1-px-wide ROI x̄ is fixed and σ̂ shrinks towards min_sigma).
-    const bool well = both && c.sigma >= 0.5f && c.sigma <= 0.25f * static_cast<float>(std::min(width, height));
+    const bool well = both && std::min(c.sigma, c.sigma_y) >= 0.5f &&
+                      std::max(c.sigma, c.sigma_y) <= 0.25f * static_cast<float>(std::min(width, height));
     a.well_conditioned += well ? 1 : 0;
     // The double path compares every fit of equal status, the float path the well-conditioned fits.
     if (same_arithmetic ? !same_status : !well) continue;
@@ -77,14 +78,15 @@ inline FitAgreement compare_fits(const std::vector<FitResult>& got, const std::v
     const double scale = std::isfinite(c.amplitude) ? std::max(std::abs(static_cast<double>(c.amplitude)), 1.0) : 1.0;
     const double chi2_scale = std::max(std::isfinite(c.chi2) ? static_cast<double>(c.chi2) : 1.0, 1.0);
     const bool ok = fit_near(g.x, c.x, tol_position) && fit_near(g.y, c.y, tol_position) &&
-                    fit_near(g.sigma, c.sigma, tol_position) &&
+                    fit_near(g.sigma, c.sigma, tol_position) && fit_near(g.sigma_y, c.sigma_y, tol_position) &&
                     fit_near(g.amplitude, c.amplitude, tol_relative * scale) &&
                     fit_near(g.background, c.background, tol_relative * scale) &&
                     fit_near(g.chi2, c.chi2, tol_relative * chi2_scale) &&
                     (!same_arithmetic || std::abs(g.iterations - c.iterations) <= 1);
     if (well) {
       const double d = std::max({std::abs(static_cast<double>(g.x) - c.x), std::abs(static_cast<double>(g.y) - c.y),
-                                 std::abs(static_cast<double>(g.sigma) - c.sigma)});
+                                 std::abs(static_cast<double>(g.sigma) - c.sigma),
+                                 std::abs(static_cast<double>(g.sigma_y) - c.sigma_y)});
       a.max_position_difference = std::max(a.max_position_difference, d);
       if (!(d <= tol_gross)) ++a.gross_mismatch;
     }

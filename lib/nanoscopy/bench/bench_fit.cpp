@@ -371,8 +371,8 @@ void add_fit_bench_options(CLI::App& cmd, FitBenchOptions& o) {
   cmd.add_option("--devices", o.devices, "devices to measure (cpu, cuda:N); default: cpu and every GPU")->delimiter(',');
   cmd.add_option("--cpu-max-batch", o.cpu_max_batch, "skip CPU cells with more fits per call")->default_val(o.cpu_max_batch);
   cmd.add_option("--accuracy-fits", o.accuracy_fits, "fits per accuracy condition")->default_val(o.accuracy_fits);
-  cmd.add_option("--model", o.model, "spot model: sampled or integrated")->default_val(o.model)
-      ->check(CLI::IsMember({"sampled", "integrated"}));
+  cmd.add_option("--model", o.model, "spot model: sampled, integrated or elliptical")->default_val(o.model)
+      ->check(CLI::IsMember({"sampled", "integrated", "elliptical"}));
   cmd.add_option("--fit-precision", o.precisions, "the GPUs' fit arithmetic to measure (the CPU: double)")
       ->delimiter(',')->default_str("float,double")->check(CLI::IsMember({"float", "double"}));
   cmd.add_flag("--quick", o.quick, "a small grid: S 7,9,13, batches 10,1000,10000, 10000 accuracy fits");
@@ -396,7 +396,9 @@ void run_fit_bench(FitBenchOptions o, std::uint64_t seed, int repeats, bool quie
   if (!o.json.empty()) AtomicOutput check(o.json);
 
   FitSettings settings;
-  settings.model = o.model == "integrated" ? ShapeModel::integrated : ShapeModel::sampled;
+  settings.model = o.model == "integrated"   ? ShapeModel::integrated
+                   : o.model == "elliptical" ? ShapeModel::elliptical
+                                             : ShapeModel::sampled;
   const auto devices = bench_devices(o.devices);
   if (o.precisions.empty()) throw UsageError("--fit-precision", "name float, double or both");
   const auto runs = fit_runs(devices, settings, o.precisions);

@@ -10,6 +10,7 @@ namespace nanoscopy {
 enum class ShapeModel : std::uint8_t {
   sampled,     // f = exp(−((x−x̄)² + (y−ȳ)²)/(2σ²)) at pixel centres (paper eq. 10); α = peak height
   integrated,  // f = pixel integral of a unit-mass Gaussian (erf differences); α = integrated counts
+  elliptical,  // integrated, with σx ≠ σy: p = (x̄, ȳ, σx, σy); α = integrated counts
 };
 
 // The scalar of the fit math. automatic: the backend's default, double on the
@@ -54,11 +55,13 @@ constexpr bool converged(FitStatus s) noexcept {
 // (x, y) = (c, r), so a ROI of width W spans x ∈ [−0.5, W − 0.5]. amplitude = α
 // (peak height for the sampled model, integrated counts for the integrated
 // model), background = β per pixel, both in the units of the pixel values.
-// chi2 = Σ(h − g)² / max(N − 5, 1) (N = pixels). With status invalid_roi all
+// sigma is σx and sigma_y σy (both σ for the round models). chi2 = Σ(h − g)² /
+// max(N − n_params − 2, 1) (N = pixels). With status invalid_roi all
 // floating fields are NaN; with left_roi, nan or not_converged they hold the
 // last accepted (finite) parameters and must not be used as a localization.
 struct FitResult {
   float x = 0, y = 0, sigma = 0, amplitude = 0, background = 0, chi2 = 0;
+  float sigma_y = 0;
   std::int32_t iterations = 0;
   FitStatus status = FitStatus::invalid_roi;
 };

@@ -88,7 +88,7 @@ NANOSCOPY_HD float nan_float() {
 
 NANOSCOPY_HD FitResult invalid_result() {
   FitResult r;
-  r.x = r.y = r.sigma = r.amplitude = r.background = r.chi2 = nan_float();
+  r.x = r.y = r.sigma = r.sigma_y = r.amplitude = r.background = r.chi2 = nan_float();
   r.iterations = 0;
   r.status = FitStatus::invalid_roi;
   return r;

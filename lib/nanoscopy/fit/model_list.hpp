@@ -15,6 +15,7 @@
 
 #include "nanoscopy/fit/fit_types.hpp"
 #include "nanoscopy/fit/models/gauss2d.hpp"
+#include "nanoscopy/fit/models/gauss2d_elliptical.hpp"
 #include "nanoscopy/fit/models/gauss2d_integrated.hpp"
 
 namespace nanoscopy::fit_detail {
@@ -24,7 +25,8 @@ struct ModelList {};
 
 // ---- the list: one line per model ----
 using FitModels = ModelList<Gauss2d,             // ShapeModel::sampled
-                            Gauss2dIntegrated>;  // ShapeModel::integrated
+                            Gauss2dIntegrated,   // ShapeModel::integrated
+                            Gauss2dElliptical>;  // ShapeModel::elliptical
 
 template <class F, class... Models>
 bool dispatch_in(ModelList<Models...>, ShapeModel shape, F& f) {

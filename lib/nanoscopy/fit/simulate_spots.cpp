@@ -36,14 +36,17 @@ SimulatedSpots simulate_spots(const SpotRecipe& recipe, std::int64_t count, std:
     t.x = (recipe.width - 1) / 2.0 + sd_x * unit_normal(rng);
     t.y = (recipe.height - 1) / 2.0 + sd_y * unit_normal(rng);
     t.sigma = recipe.sigma_min + (recipe.sigma_max - recipe.sigma_min) * unit_uniform(rng);
+    t.sigma_y = recipe.model == ShapeModel::elliptical
+                    ? recipe.sigma_min + (recipe.sigma_max - recipe.sigma_min) * unit_uniform(rng)
+                    : t.sigma;
     t.amplitude = recipe.model == ShapeModel::sampled ? recipe.signal / (2.0 * std::numbers::pi * t.sigma * t.sigma)
                                                       : recipe.signal;
     t.background = bg;
     out.truth[k] = t;
     fit_detail::dispatch_model(recipe.model, [&]<class M>(M) {
-      const auto am = M::make_axis(t.sigma);
-      for (int c = 0; c < recipe.width; ++c) xs[c] = M::term(am, c - t.x);
-      for (int r = 0; r < recipe.height; ++r) ys[r] = M::term(am, r - t.y);
+      const auto ax = M::make_axis(t.sigma), ay = M::make_axis(t.sigma_y);
+      for (int c = 0; c < recipe.width; ++c) xs[c] = M::term(ax, c - t.x);
+      for (int r = 0; r < recipe.height; ++r) ys[r] = M::term(ay, r - t.y);
     });
     for (int r = 0; r < recipe.height; ++r) {
       for (int c = 0; c < recipe.width; ++c) {

@@ -1,6 +1,7 @@
 // Simulated spot ROIs with known truth, after the recipe of the fitting paper
 // (Leutenegger & Weber, "Results and Discussion"): a width × height ROI, centre
-// ~ N(ROI centre, (size/20)²) per axis, σ ~ U[σ_min, σ_max], `signal` integrated
+// ~ N(ROI centre, (size/20)²) per axis, σ ~ U[σ_min, σ_max] (the elliptical
+// model: σx and σy each, independently), `signal` integrated
 // counts, `background` counts spread evenly over the ROI, Gaussian noise of
 // variance = pixel value, rounded to non-negative integers. Seeded (std::mt19937_64):
 // the same recipe, count and seed give the same pixels on every machine.
@@ -26,7 +27,8 @@ struct SpotRecipe {
 };
 
 struct SpotTruth {
-  double x, y, sigma;  // ROI pixel coordinates, pixel centre at integer index
+  double x, y, sigma;  // ROI pixel coordinates, pixel centre at integer index; sigma = σx
+  double sigma_y;      // σy: = sigma but for the elliptical model
   double amplitude;    // α of `model`: peak height (sampled) or integrated counts (integrated)
   double background;   // per pixel
 };

@@ -34,7 +34,7 @@ std::vector<Column> fit2d_part_columns() {
 
 void pack_localizations(std::span<const Localization> locs, std::vector<double>& out) {
   for (const auto& l : locs)
-    out.insert(out.end(), {static_cast<double>(l.frame), l.x, l.y, l.photons, l.sigma, l.sigma, l.background, l.lpx,
+    out.insert(out.end(), {static_cast<double>(l.frame), l.x, l.y, l.photons, l.sigma, l.sy(), l.background, l.lpx,
                            l.lpy, l.net_gradient, l.chi2, static_cast<double>(l.iterations),
                            static_cast<double>(static_cast<int>(l.status))});
 }
@@ -49,6 +49,7 @@ std::vector<Localization> unpack_localizations(std::span<const double> rows) {
     l.y = v[2];
     l.photons = v[3];
     l.sigma = v[4];
+    if (v[5] != v[4]) l.sigma_y = v[5];
     l.background = v[6];
     l.lpx = v[7];
     l.lpy = v[8];
@@ -63,7 +64,7 @@ std::vector<Localization> unpack_localizations(std::span<const double> rows) {
 TextAttributes writer_context_attributes(const LocWriterContext& c) {
   nlohmann::json parameters = nlohmann::json::array();
   for (const auto& [key, value] : c.parameters) parameters.push_back({key, value});
-  return {{"width", std::to_string(c.width)},
+  TextAttributes a = {{"width", std::to_string(c.width)},
           {"height", std::to_string(c.height)},
           {"data_type", c.data_type},
           {"baseline", exact(c.camera.baseline)},
@@ -75,6 +76,8 @@ TextAttributes writer_context_attributes(const LocWriterContext& c) {
           {"provenance", parameters.dump()},
           {"movie", c.movie_yaml},
           {"fit_diagnostics", c.fit_diagnostics ? "1" : "0"}};
+  if (c.elliptical) a.push_back({"elliptical", "1"});  // only then: a round fit's part is as before
+  return a;
 }
 
 LocWriterContext writer_context_from(const PartFile& part) {
@@ -97,6 +100,7 @@ LocWriterContext writer_context_from(const PartFile& part) {
   }
   c.movie_yaml = part.text("movie");
   c.fit_diagnostics = part.text("fit_diagnostics") == "1";
+  c.elliptical = part.attributes.contains("elliptical") && part.text("elliptical") == "1";
   return c;
 }
 

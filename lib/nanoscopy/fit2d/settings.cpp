@@ -15,7 +15,10 @@ FitSettings fit_settings(const Params& p) {
   s.max_error = p.get_real("Fit/max error");
   s.min_delta = p.get_real("Fit/min delta");
   s.min_step = p.get_real("Fit/min step");
-  s.model = p.get_string("Fit/model") == "sampled" ? ShapeModel::sampled : ShapeModel::integrated;
+  const std::string model = p.get_string("Fit/model");
+  s.model = model == "sampled"      ? ShapeModel::sampled
+            : model == "elliptical" ? ShapeModel::elliptical
+                                    : ShapeModel::integrated;
   const std::string precision = p.get_string("Fit/precision");
   s.precision = precision == "float"    ? FitPrecision::fp32
                 : precision == "double" ? FitPrecision::fp64
@@ -105,6 +108,7 @@ Fit2dSetup fit2d_setup(const Params& p, const StackInfo& info, const std::string
 LocWriterContext fit2d_writer_context(const Params& p, const StackInfo& info, const Camera& camera) {
   LocWriterContext wctx = writer_context(info, camera);
   wctx.fit_diagnostics = p.get_bool("Output/fit diagnostics");
+  wctx.elliptical = p.get_string("Fit/model") == "elliptical";
   // The camera in effect is written once, under Picasso's names (Pixelsize, Baseline, ...): the
   // Camera/ parameters are left out of the provenance so the two never disagree.
   for (auto& entry : provenance(p, info.path))

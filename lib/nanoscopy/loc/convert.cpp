@@ -12,12 +12,15 @@ Localization to_localization(const FitResult& fit, std::int64_t frame, int x0, i
   loc.x = x0 + static_cast<double>(fit.x);
   loc.y = y0 + static_cast<double>(fit.y);
   loc.sigma = fit.sigma;
+  if (model == ShapeModel::elliptical) loc.sigma_y = fit.sigma_y;
   const double integrated_adu = model == ShapeModel::sampled
                                     ? static_cast<double>(fit.amplitude) * 2.0 * std::numbers::pi * fit.sigma * fit.sigma
                                     : static_cast<double>(fit.amplitude);
   loc.photons = integrated_adu * camera.photons_per_adu();
   loc.background = (static_cast<double>(fit.background) - camera.baseline) * camera.photons_per_adu();
   loc.lpx = loc.lpy = mortensen_precision(loc.sigma, loc.photons, loc.background, camera.excess_noise());
+  if (model == ShapeModel::elliptical)
+    loc.lpy = mortensen_precision(loc.sy(), loc.photons, loc.background, camera.excess_noise());
   loc.chi2 = fit.chi2;
   loc.net_gradient = net_gradient;
   loc.iterations = fit.iterations;
@@ -29,6 +32,7 @@ bool accept(const Localization& loc, const LocFilter& filter, const Camera& came
   if (!converged(loc.status)) return false;
   if (!std::isfinite(loc.x) || !std::isfinite(loc.y) || !std::isfinite(loc.lpx)) return false;
   if (loc.sigma < filter.min_sigma || loc.sigma > filter.max_sigma) return false;
+  if (loc.sy() < filter.min_sigma || loc.sy() > filter.max_sigma) return false;
   if (loc.photons < filter.min_photons || !(loc.photons > 0)) return false;
   if (filter.max_precision_nm > 0 && loc.lpx * camera.pixel_size_nm > filter.max_precision_nm) return false;
   return true;

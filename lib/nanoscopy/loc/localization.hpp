@@ -13,7 +13,8 @@ namespace nanoscopy {
 struct Localization {
   std::int64_t frame = 0;     // 0-based frame index in the stack
   double x = 0, y = 0;        // px, pixel centre at integer
-  double sigma = 0;           // px (sx = sy: the model is symmetric)
+  double sigma = 0;           // px; σx of an elliptical fit, σ of a round one
+  double sigma_y = 0;         // px; σy of an elliptical fit; 0: round (σy = sigma), see sy()
   double photons = 0;         // photons in the spot (integrated)
   double background = 0;      // photons per pixel
   double lpx = 0, lpy = 0;    // localization precision, px (Mortensen)
@@ -21,6 +22,8 @@ struct Localization {
   double net_gradient = 0;    // detection score (Picasso's name): smoothed peak above background, photons
   std::int32_t iterations = 0;
   FitStatus status = FitStatus::invalid_roi;
+
+  double sy() const { return sigma_y > 0 ? sigma_y : sigma; }
 };
 
 }  // namespace nanoscopy

@@ -33,8 +33,9 @@ const Schema& fit2d_schema() {
     s.real("Fit/max error", 0, 0, {}, "stop when the normalized chi^2 falls below this (0: off)");
     s.real("Fit/min delta", 1e-6, 0, 1, "stop when chi^2 decreases by less than this fraction");
     s.real("Fit/min step", 1e-4, 0, 1, "stop when every parameter step is below this fraction of the parameter");
-    s.choice("Fit/model", "integrated", {"sampled", "integrated"},
-             "spot shape: pixel-integrated Gaussian (erf; photons = amplitude) or sampled Gaussian (the paper's)");
+    s.choice("Fit/model", "integrated", {"sampled", "integrated", "elliptical"},
+             "spot shape: pixel-integrated Gaussian (erf; photons = amplitude), sampled Gaussian (the paper's), or "
+             "elliptical: pixel-integrated with sigma_x and sigma_y (astigmatic beads and spots)");
     s.choice("Fit/precision", "auto", {"auto", "float", "double"},
              "arithmetic of the fit: auto = double on the CPU, float on a GPU (the same accuracy; GeForce and "
              "Quadro cards run FP64 at 1/32 to 1/64 speed)");

@@ -160,7 +160,7 @@ struct Isotropic {
   NANOSCOPY_HD static void to_result(const T p[3], FitResult& r) {
     r.x = static_cast<float>(p[0]);
     r.y = static_cast<float>(p[1]);
-    r.sigma = static_cast<float>(p[2]);
+    r.sigma = r.sigma_y = static_cast<float>(p[2]);
   }
 };
 

@@ -23,6 +23,7 @@ enum CsvColumn {
   kX,
   kY,
   kSigma,
+  kSigma2,  // elliptical fits only
   kIntensity,
   kOffset,
   kBkgstd,
@@ -33,9 +34,10 @@ enum CsvColumn {
   kCount
 };
 
-// ThunderSTORM's header for a symmetric 2D Gaussian, labels and units exactly
-// as it writes them; the fit diagnostics follow only when asked for.
-std::vector<Column> thunderstorm_columns(bool fit_diagnostics) {
+// ThunderSTORM's header for a symmetric 2D Gaussian (sigma1, sigma2 in place of
+// sigma for its elliptical one), labels and units exactly as it writes them; the
+// fit diagnostics follow only when asked for.
+std::vector<Column> thunderstorm_columns(bool fit_diagnostics, bool elliptical) {
   // id as f64: written as an integer either way, and not limited to 2^32 rows.
   std::vector<Column> columns = {{"id", ColumnType::f64},
           {"frame", ColumnType::u32},
@@ -46,6 +48,10 @@ std::vector<Column> thunderstorm_columns(bool fit_diagnostics) {
           {"offset [photon]", ColumnType::f32},
           {"bkgstd [photon]", ColumnType::f32},
           {"uncertainty_xy [nm]", ColumnType::f32}};
+  if (elliptical) {
+    columns[kSigma].name = "sigma1 [nm]";
+    columns.insert(columns.begin() + kSigma2, {"sigma2 [nm]", ColumnType::f32});
+  }
   if (fit_diagnostics)
     columns.insert(columns.end(), {{"chi2", ColumnType::f32}, {"iterations", ColumnType::i32}, {"status", ColumnType::i32}});
   return columns;
@@ -58,7 +64,7 @@ class ThunderstormWriter final : public LocalizationWriter {
         ctx_(ctx),
         pixel_size_(ctx.camera.pixel_size_nm),
         columns_(ctx.fit_diagnostics ? kCount : kChi2),
-        table_((check_yaml_context(path, ctx), create_csv_writer(path, thunderstorm_columns(ctx.fit_diagnostics)))) {}
+        table_((check_yaml_context(path, ctx), create_csv_writer(path, thunderstorm_columns(ctx.fit_diagnostics, ctx.elliptical)))) {}
 
   void append(std::span<const Localization> locs) override {
     rows_.clear();
@@ -71,6 +77,7 @@ class ThunderstormWriter final : public LocalizationWriter {
       row[kX] = (l.x + 0.5) * pixel_size_;
       row[kY] = (l.y + 0.5) * pixel_size_;
       row[kSigma] = l.sigma * pixel_size_;
+      row[kSigma2] = l.sy() * pixel_size_;
       row[kIntensity] = l.photons;
       row[kOffset] = l.background;
       row[kBkgstd] = std::sqrt(std::max(l.background, 0.0));
@@ -81,12 +88,15 @@ class ThunderstormWriter final : public LocalizationWriter {
       bool finite = true;
       // As stored: a double beyond float's range would print as inf.
       for (int c = kX; c < std::min<int>(columns_, kIterations); ++c)
-        finite = finite && std::isfinite(static_cast<float>(row[c]));
+        finite = finite && (c == kSigma2 && !ctx_.elliptical ? true : std::isfinite(static_cast<float>(row[c])));
       if (!finite) {
         ++counts_.non_finite;
         continue;
       }
-      rows_.insert(rows_.end(), row, row + columns_);
+      // Up to sigma, sigma2 for an elliptical fit, then the rest.
+      rows_.insert(rows_.end(), row, row + kSigma2);
+      if (ctx_.elliptical) rows_.push_back(row[kSigma2]);
+      rows_.insert(rows_.end(), row + kIntensity, row + columns_);
       ++id;
     }
     table_->append(rows_);
@@ -168,7 +178,7 @@ std::optional<double> parse_number(std::string_view text) {
 }
 
 // What a column holds and how its values convert to Localization units.
-enum class Field { ignored, frame, x, y, sigma, photons, background, lpx, chi2, iterations, status };
+enum class Field { ignored, frame, x, y, sigma, sigma_y, photons, background, lpx, chi2, iterations, status };
 enum class Unit { none, nm, px, um };
 
 struct ColumnRole {
@@ -196,7 +206,8 @@ ColumnRole column_role(const std::string& label, const std::string& path) {
   if (name == "frame") return {Field::frame, Unit::none};
   if (name == "x") return {Field::x, length_unit()};
   if (name == "y") return {Field::y, length_unit()};
-  if (name == "sigma") return {Field::sigma, length_unit()};
+  if (name == "sigma" || name == "sigma1") return {Field::sigma, length_unit()};
+  if (name == "sigma2") return {Field::sigma_y, length_unit()};
   if (name == "intensity") return {Field::photons, photon_unit()};
   if (name == "offset") return {Field::background, photon_unit()};
   if (name == "uncertainty_xy" || name == "uncertainty") return {Field::lpx, length_unit()};
@@ -296,6 +307,9 @@ LocalizationFile read_thunderstorm_csv(const std::string& path, double pixel_siz
           break;
         case Field::sigma:
           l.sigma = to_px(v, role.unit);
+          break;
+        case Field::sigma_y:
+          l.sigma_y = to_px(v, role.unit);
           break;
         case Field::photons:
           l.photons = v;

@@ -90,10 +90,13 @@ class PicassoWriter final : public LocalizationWriter {
       v[kY] = static_cast<float>(l.y);
       v[kPhotons] = static_cast<float>(l.photons);
       v[kSx] = v[kSy] = static_cast<float>(l.sigma);
+      if (ctx_.elliptical) v[kSy] = static_cast<float>(l.sy());
       v[kBg] = static_cast<float>(l.background);
       v[kLpx] = static_cast<float>(l.lpx);
       v[kLpy] = static_cast<float>(l.lpy);
       v[kEllipticity] = 0.0f;
+      // Picasso's (max − min)/max of the two widths.
+      if (ctx_.elliptical) v[kEllipticity] = (std::max(v[kSx], v[kSy]) - std::min(v[kSx], v[kSy])) / std::max(v[kSx], v[kSy]);
       v[kNetGradient] = static_cast<float>(l.net_gradient);
       v[kChi2] = static_cast<float>(l.chi2);
       bool finite = true;
