@@ -282,13 +282,17 @@ void print_markdown(std::ostream& out, const json& doc) {
     if (std::find(batches.begin(), batches.end(), b) == batches.end()) batches.push_back(b);
   }
   std::sort(batches.begin(), batches.end());
+  // The columns of a throughput table: one per batch size.
+  const auto batch_columns = [](std::ostream& o, const std::vector<std::int64_t>& sizes) {
+    for (auto b : sizes) o << " " << b << " |";
+    o << "\n|---|";
+    for (std::size_t i = 0; i < sizes.size(); ++i) o << "---|";
+    o << "\n";
+  };
   for (const auto& [key, rows] : grid) {
     out << "\n### fits/s — " << key.first << ", " << (key.second == "host" ? "host to host" : "data on the device")
         << " (latency per call in µs)\n\n| S \\ fits per call |";
-    for (auto b : batches) out << " " << b << " |";
-    out << "\n|---|";
-    for (std::size_t i = 0; i < batches.size(); ++i) out << "---|";
-    out << "\n";
+    batch_columns(out, batches);
     for (const auto& [size, row] : rows) {
       out << "| " << size << " |";
       for (auto b : batches) {
@@ -318,10 +322,7 @@ void print_markdown(std::ostream& out, const json& doc) {
   for (const auto& [key, rows] : ratio) {
     out << "\n### FP32 ÷ FP64 fits/s — " << key.first << ", "
         << (key.second == "host" ? "host to host" : "data on the device") << "\n\n| S \\ fits per call |";
-    for (auto b : batches) out << " " << b << " |";
-    out << "\n|---|";
-    for (std::size_t i = 0; i < batches.size(); ++i) out << "---|";
-    out << "\n";
+    batch_columns(out, batches);
     for (const auto& [size, row] : rows) {
       out << "| " << size << " |";
       for (auto b : batches) {
