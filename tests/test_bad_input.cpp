@@ -239,6 +239,7 @@ TEST_CASE("fit2d: broken stacks, a frame smaller than the box, absurd parameters
                    {"--gain 0 " + m + out, 2, "Gain", ""},
                    {"--max-iterations -3 " + m + out, 2, "--max-iterations", ""},
                    {"--fit-precision half " + m + out, 2, "--fit-precision", "not a valid choice"},
+                   {"--estimator foo " + m + out, 2, "--estimator", "not a valid choice"},
                    {"--frames 3:3 " + m + out, 3, "movie.tif", "frame range 3:3"},
                    {"--frames 0:50 " + m + out, 3, "movie.tif", "outside the stack of 10 frames"},
                    {m + " -o " + q(f.out / "nodir" / "locs.csv"), 4, "nodir", "does not exist"},

@@ -102,6 +102,53 @@ TEST_CASE("fit2d --fit-precision: float (the GPU's default) and double give the 
   CHECK(m.rms < 1e-3);
 }
 
+TEST_CASE("fit2d --estimator mle|wlsq: photons from the camera, the CRLB as precision, Picasso's likelihood") {
+  TempDir dir;
+  const auto movie = simulate(dir, "--frames 60 --width 64 --height 64 --emitters 30 --photons 1500 --background 10");
+  const auto truth = read_truth(dir / "movie_truth.csv");
+  std::map<std::string, std::vector<Localization>> locs;
+  for (const std::string est : {"lsq", "wlsq", "mle"}) {
+    const auto csv = (dir / (est + ".csv")).string();
+    const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(csv) + kCamera +
+                                     "--device cpu --estimator " + est);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    locs[est] = read_localizations(csv, 108.0);
+  }
+  const auto ml = match(locs["mle"], truth, 1.0), ls = match(locs["lsq"], truth, 1.0),
+             wl = match(locs["wlsq"], truth, 1.0);
+  MESSAGE("fit2d RMS vs truth: lsq " << ls.rms << " px (" << ls.true_positives << "), wlsq " << wl.rms << " ("
+                                     << wl.true_positives << "), mle " << ml.rms << " (" << ml.true_positives << ")");
+  REQUIRE(ls.true_positives > 100);
+  CHECK(static_cast<double>(ml.true_positives) >= 0.98 * static_cast<double>(ls.true_positives));
+  CHECK(static_cast<double>(wl.true_positives) >= 0.98 * static_cast<double>(ls.true_positives));
+  CHECK(ml.rms <= 1.05 * ls.rms);
+  // Photons in the same units as lsq's (the camera's conversion applied once).
+  double lsq_photons = 0, mle_photons = 0, mle_lpx = 0;
+  for (const auto& l : locs["lsq"]) lsq_photons += l.photons / static_cast<double>(locs["lsq"].size());
+  for (const auto& l : locs["mle"]) {
+    mle_photons += l.photons / static_cast<double>(locs["mle"].size());
+    mle_lpx += l.lpx / static_cast<double>(locs["mle"].size());
+  }
+  CHECK(mle_photons == doctest::Approx(lsq_photons).epsilon(0.05));
+  // The CRLB column: about the spread of the matched errors (isolated spots of 1500 photons).
+  CHECK(mle_lpx > 0.3 * ml.rms);
+  CHECK(mle_lpx < 1.5 * ml.rms);
+
+  // Picasso HDF5: a likelihood field for mle (Picasso's MLE layout), none for lsq.
+  for (const std::string est : {"lsq", "mle"}) {
+    const auto h5 = (dir / (est + ".hdf5")).string();
+    const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(h5) + kCamera +
+                                     "--device cpu --estimator " + est);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    const auto back = read_localizations(h5, 108.0);
+    REQUIRE(!back.empty());
+    CHECK(std::isfinite(back[0].likelihood) == (est == "mle"));
+    if (est == "mle") CHECK(back[0].likelihood < 0);
+  }
+}
+
 TEST_CASE("fit2d on a structured sample: a grid of emitters about 7 px apart") {
   TempDir dir;
   const auto movie = simulate(dir, "--frames 60 --width 64 --height 64 --emitters 64 --structure grid --on-fraction 0.3");

@@ -20,6 +20,8 @@ FitSettings fit_settings(const Params& p) {
   s.precision = precision == "float"    ? FitPrecision::fp32
                 : precision == "double" ? FitPrecision::fp64
                                         : FitPrecision::automatic;
+  const std::string estimator = p.get_string("Fit/estimator");
+  s.estimator = estimator == "mle" ? Estimator::mle : estimator == "wlsq" ? Estimator::wlsq : Estimator::lsq;
   return s;
 }
 
@@ -94,6 +96,10 @@ Fit2dSetup fit2d_setup(const Params& p, const StackInfo& info, const std::string
   validate_detect_settings(settings.detect, p.source("Detection/box").describe());
   settings.fit = fit_settings(p);
   settings.camera = camera(p, info, setup.camera_from_movie);
+  // wlsq and mle fit photons: (ADU − Baseline)·Sensitivity/Gain, the conversion
+  // to_localization applies to lsq's results (loc/convert.cpp).
+  settings.fit.photon_offset = settings.camera.baseline;
+  settings.fit.photons_per_value = settings.camera.photons_per_adu();
   settings.filter = {p.get_real("Filter/min sigma"), p.get_real("Filter/max sigma"), p.get_real("Filter/min photons"),
                      p.get_real("Filter/max precision")};
   settings.chunk_frames = p.get_int("Input/chunk frames");
@@ -105,6 +111,7 @@ Fit2dSetup fit2d_setup(const Params& p, const StackInfo& info, const std::string
 LocWriterContext fit2d_writer_context(const Params& p, const StackInfo& info, const Camera& camera) {
   LocWriterContext wctx = writer_context(info, camera);
   wctx.fit_diagnostics = p.get_bool("Output/fit diagnostics");
+  wctx.likelihood = p.get_string("Fit/estimator") == "mle";
   // The camera in effect is written once, under Picasso's names (Pixelsize, Baseline, ...): the
   // Camera/ parameters are left out of the provenance so the two never disagree.
   for (auto& entry : provenance(p, info.path))

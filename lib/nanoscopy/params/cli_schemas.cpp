@@ -38,6 +38,11 @@ const Schema& fit2d_schema() {
     s.choice("Fit/precision", "auto", {"auto", "float", "double"},
              "arithmetic of the fit: auto = double on the CPU, float on a GPU (the same accuracy; GeForce and "
              "Quadro cards run FP64 at 1/32 to 1/64 speed)");
+    s.choice("Fit/estimator", "lsq", {"lsq", "wlsq", "mle"},
+             "what the fit minimizes: lsq = least squares (alpha, beta in closed form; Mortensen's precision), "
+             "wlsq = weighted least squares (weights 1/max(photons, 1)), mle = Poisson maximum likelihood; wlsq and "
+             "mle fit the pixels converted to photons with the camera's Baseline, Sensitivity and Gain, and report "
+             "the Cramer-Rao bound as the precision (x sqrt 2 with EM gain)");
     s.real("Filter/min sigma", 0.5, 0, {}, "drop fits with a PSF sigma below this (px)");
     s.real("Filter/max sigma", 3.0, 0, {}, "drop fits with a PSF sigma above this (px)");
     s.real("Filter/min photons", 0, 0, {}, "drop fits with fewer photons");

@@ -80,6 +80,9 @@ struct LocWriterContext {
   // Picasso HDF5: also chi2, iterations and status after Picasso's own fields
   // (Picasso's link and other post-processing drop fields they do not know).
   bool fit_diagnostics = false;
+  // Picasso HDF5: the field likelihood (the Poisson log-likelihood of mle fits,
+  // as Picasso's MLE writes it) after net_gradient.
+  bool likelihood = false;
 };
 
 // The context for localizations of the stack `info` (size, frames, pixel type),
