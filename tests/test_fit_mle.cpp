@@ -16,6 +16,8 @@
 #include "nanoscopy/fit/engine.hpp"
 #include "nanoscopy/fit/estimators/mle.hpp"
 #include "nanoscopy/fit/model_list.hpp"
+#include "nanoscopy/fit/simulate_spots.hpp"
+#include "support/fit_compare.hpp"
 
 using namespace nanoscopy;
 using namespace nanoscopy::fit_detail;
@@ -364,3 +366,37 @@ TEST_CASE("mle and wlsq see photons: values = photons/scale + offset give the sa
   std::vector<FitResult> out(1);
   CHECK_THROWS_AS(make_cpu_fit_engine(bad, 1)->fit(RoiBatch{spots.pixels.data(), PixelType::f32, 1, kSize, kSize}, out), UsageError);
 }
+
+TEST_CASE_TEMPLATE_DEFINE("wlsq and mle in float (the CUDA default) meet fit_compare's float tolerances", M,
+                          float_cases) {
+  // The same templates at T = float on the host, against the double reference: what
+  // tests/gpu/test_fit_gpu.cpp then asks of the CUDA kernels.
+  for (Estimator est : {Estimator::wlsq, Estimator::mle})
+    for (int variant = 0; variant < 2; ++variant) {
+      SpotRecipe recipe;
+      recipe.model = M::shape;
+      recipe.background = 324;  // 4 per pixel on 9×9
+      const auto spots = simulate_spots(recipe, 4000, 77 + static_cast<std::uint64_t>(variant));
+      std::vector<float> shift;
+      if (variant == 1) {
+        shift.resize(spots.pixels.size());
+        for (std::size_t i = 0; i < shift.size(); ++i) shift[i] = i % 17 == 3 ? 50.0f : 0.25f * static_cast<float>(i % 5);
+      }
+      FitSettings st;
+      st.model = M::shape;
+      st.estimator = est;
+      RoiBatch b = spots.batch(PixelType::u16);
+      b.variance_shift = shift.empty() ? nullptr : shift.data();
+      std::vector<FitResult> d(4000), f(4000);
+      make_cpu_fit_engine(st, 2)->fit(b, d);
+      st.precision = FitPrecision::fp32;
+      make_cpu_fit_engine(st, 2)->fit(b, f);
+      const std::string what = std::string(M::name) + " " + to_string(est) + (variant ? " shifted" : "");
+      const auto a = test::compare_fits(f, d, 9, 9, false, what.c_str());
+      MESSAGE(what << ": same outcome " << a.same_outcome << "/" << a.fits << ", well conditioned "
+                   << a.well_conditioned << ", beyond tolerance " << a.field_mismatch << ", max |Δ| "
+                   << a.max_position_difference << " px");
+      test::check_fit_agreement(a, false, what.c_str(), true);
+    }
+}
+TEST_CASE_TEMPLATE_APPLY(float_cases, AsTuple<FitModels>::type);
