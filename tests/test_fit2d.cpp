@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -147,6 +148,42 @@ TEST_CASE("fit2d --estimator mle|wlsq: photons from the camera, the CRLB as prec
     CHECK(std::isfinite(back[0].likelihood) == (est == "mle"));
     if (est == "mle") CHECK(back[0].likelihood < 0);
   }
+}
+
+TEST_CASE("fit2d --estimator mle on an sCMOS movie: the camera maps (from its .yaml or --camera-maps) help") {
+  TempDir dir;
+  const auto movie =
+      simulate(dir, "--frames 200 --width 64 --height 64 --emitters 40 --photons 800 --background 10 --camera scmos");
+  const auto truth = read_truth(dir / "movie_truth.csv");
+  // The same movie without the .yaml's "Camera maps:" entry.
+  fs::copy_file(movie, dir / "plain.tif");
+  {
+    std::ifstream in(dir / "movie.yaml");
+    std::ofstream out(dir / "plain.yaml");
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("Camera maps:", 0) != 0) out << line << "\n";
+  }
+  const auto run = [&](const std::string& input, const std::string& name, const std::string& extra) {
+    const auto csv = (dir / name).string();
+    const auto r = tool("fit2d", "-q " + shell_quote(input) + " -o " + shell_quote(csv) + " --device cpu " + extra);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    return match(read_localizations(csv, 108.0), truth, 1.0);
+  };
+  const auto from_yaml = run(movie, "yaml.csv", "--estimator mle");
+  const auto given = run((dir / "plain.tif").string(), "given.csv",
+                         "--estimator mle --camera-maps " + shell_quote((dir / "movie_maps.h5").string()));
+  const auto without = run((dir / "plain.tif").string(), "without.csv", "--estimator mle");
+  MESSAGE("sCMOS mle RMS: maps from the .yaml " << from_yaml.rms << " px, --camera-maps " << given.rms
+                                                << " px, without maps " << without.rms << " px");
+  REQUIRE(from_yaml.true_positives > 200);
+  CHECK(given.rms == doctest::Approx(from_yaml.rms).epsilon(1e-9));
+  CHECK(from_yaml.rms < without.rms);
+  // lsq fits the ADU as they are: --camera-maps is refused.
+  const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote((dir / "l.csv").string()) +
+                                   " --device cpu --camera-maps " + shell_quote((dir / "movie_maps.h5").string()));
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("--camera-maps") != std::string::npos);
 }
 
 TEST_CASE("fit2d on a structured sample: a grid of emitters about 7 px apart") {

@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
   app.bind("--model", "Fit/model");
   app.bind("--fit-precision", "Fit/precision");
   app.bind("--estimator", "Fit/estimator");
+  app.bind("--camera-maps", "Camera/maps");
   app.bind("--max-iterations", "Fit/max iterations");
   app.set_footer(
       "Examples:\n"
