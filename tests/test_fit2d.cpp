@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -100,6 +101,89 @@ TEST_CASE("fit2d --fit-precision: float (the GPU's default) and double give the 
                               << " within 0.01 px, RMS " << m.rms << " px");
   CHECK(static_cast<double>(m.true_positives) >= 0.99 * static_cast<double>(d.size()));
   CHECK(m.rms < 1e-3);
+}
+
+TEST_CASE("fit2d --estimator mle|wlsq: photons from the camera, the CRLB as precision, Picasso's likelihood") {
+  TempDir dir;
+  const auto movie = simulate(dir, "--frames 60 --width 64 --height 64 --emitters 30 --photons 1500 --background 10");
+  const auto truth = read_truth(dir / "movie_truth.csv");
+  std::map<std::string, std::vector<Localization>> locs;
+  for (const std::string est : {"lsq", "wlsq", "mle"}) {
+    const auto csv = (dir / (est + ".csv")).string();
+    const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(csv) + kCamera +
+                                     "--device cpu --estimator " + est);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    locs[est] = read_localizations(csv, 108.0);
+  }
+  const auto ml = match(locs["mle"], truth, 1.0), ls = match(locs["lsq"], truth, 1.0),
+             wl = match(locs["wlsq"], truth, 1.0);
+  MESSAGE("fit2d RMS vs truth: lsq " << ls.rms << " px (" << ls.true_positives << "), wlsq " << wl.rms << " ("
+                                     << wl.true_positives << "), mle " << ml.rms << " (" << ml.true_positives << ")");
+  REQUIRE(ls.true_positives > 100);
+  CHECK(static_cast<double>(ml.true_positives) >= 0.98 * static_cast<double>(ls.true_positives));
+  CHECK(static_cast<double>(wl.true_positives) >= 0.98 * static_cast<double>(ls.true_positives));
+  CHECK(ml.rms <= 1.05 * ls.rms);
+  // Photons in the same units as lsq's (the camera's conversion applied once).
+  double lsq_photons = 0, mle_photons = 0, mle_lpx = 0;
+  for (const auto& l : locs["lsq"]) lsq_photons += l.photons / static_cast<double>(locs["lsq"].size());
+  for (const auto& l : locs["mle"]) {
+    mle_photons += l.photons / static_cast<double>(locs["mle"].size());
+    mle_lpx += l.lpx / static_cast<double>(locs["mle"].size());
+  }
+  CHECK(mle_photons == doctest::Approx(lsq_photons).epsilon(0.05));
+  // The CRLB column: about the spread of the matched errors (isolated spots of 1500 photons).
+  CHECK(mle_lpx > 0.3 * ml.rms);
+  CHECK(mle_lpx < 1.5 * ml.rms);
+
+  // Picasso HDF5: a likelihood field for mle (Picasso's MLE layout), none for lsq.
+  for (const std::string est : {"lsq", "mle"}) {
+    const auto h5 = (dir / (est + ".hdf5")).string();
+    const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(h5) + kCamera +
+                                     "--device cpu --estimator " + est);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    const auto back = read_localizations(h5, 108.0);
+    REQUIRE(!back.empty());
+    CHECK(std::isfinite(back[0].likelihood) == (est == "mle"));
+    if (est == "mle") CHECK(back[0].likelihood < 0);
+  }
+}
+
+TEST_CASE("fit2d --estimator mle on an sCMOS movie: the camera maps (from its .yaml or --camera-maps) help") {
+  TempDir dir;
+  const auto movie =
+      simulate(dir, "--frames 200 --width 64 --height 64 --emitters 40 --photons 800 --background 10 --camera scmos");
+  const auto truth = read_truth(dir / "movie_truth.csv");
+  // The same movie without the .yaml's "Camera maps:" entry.
+  fs::copy_file(movie, dir / "plain.tif");
+  {
+    std::ifstream in(dir / "movie.yaml");
+    std::ofstream out(dir / "plain.yaml");
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("Camera maps:", 0) != 0) out << line << "\n";
+  }
+  const auto run = [&](const std::string& input, const std::string& name, const std::string& extra) {
+    const auto csv = (dir / name).string();
+    const auto r = tool("fit2d", "-q " + shell_quote(input) + " -o " + shell_quote(csv) + " --device cpu " + extra);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    return match(read_localizations(csv, 108.0), truth, 1.0);
+  };
+  const auto from_yaml = run(movie, "yaml.csv", "--estimator mle");
+  const auto given = run((dir / "plain.tif").string(), "given.csv",
+                         "--estimator mle --camera-maps " + shell_quote((dir / "movie_maps.h5").string()));
+  const auto without = run((dir / "plain.tif").string(), "without.csv", "--estimator mle");
+  MESSAGE("sCMOS mle RMS: maps from the .yaml " << from_yaml.rms << " px, --camera-maps " << given.rms
+                                                << " px, without maps " << without.rms << " px");
+  REQUIRE(from_yaml.true_positives > 200);
+  CHECK(given.rms == doctest::Approx(from_yaml.rms).epsilon(1e-9));
+  CHECK(from_yaml.rms < without.rms);
+  // lsq fits the ADU as they are: --camera-maps is refused.
+  const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote((dir / "l.csv").string()) +
+                                   " --device cpu --camera-maps " + shell_quote((dir / "movie_maps.h5").string()));
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("--camera-maps") != std::string::npos);
 }
 
 TEST_CASE("fit2d on a structured sample: a grid of emitters about 7 px apart") {

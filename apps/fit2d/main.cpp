@@ -71,6 +71,8 @@ int main(int argc, char** argv) {
   app.bind("--threshold", "Detection/threshold");
   app.bind("--model", "Fit/model");
   app.bind("--fit-precision", "Fit/precision");
+  app.bind("--estimator", "Fit/estimator");
+  app.bind("--camera-maps", "Camera/maps");
   app.bind("--max-iterations", "Fit/max iterations");
   app.set_footer(
       "Examples:\n"

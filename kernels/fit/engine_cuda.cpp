@@ -36,9 +36,11 @@ struct FitPlan::Impl {
     Stream stream;
     DeviceBuffer<unsigned char> d_pixels;
     DeviceBuffer<SpotGuess> d_guesses;
+    DeviceBuffer<float> d_shift;
     DeviceBuffer<FitResult> d_out;
     PinnedBuffer<unsigned char> h_pixels;
     PinnedBuffer<SpotGuess> h_guesses;
+    PinnedBuffer<float> h_shift;
     PinnedBuffer<FitResult> h_out;
     // The chunk in flight: results land in h_out (unless copied straight to the caller).
     FitResult* pending_dst = nullptr;
@@ -91,7 +93,7 @@ FitPlan::FitPlan(int device, const FitSettings& settings, const FitPlanOptions& 
     throw UsageError("fit", "lanes per fit must be 1, 2, 4, 8, 16 or 32");
   DeviceGuard guard(device);
   NANOSCOPY_CUDA_CHECK(cudaDeviceGetAttribute(&impl_->multiprocessors, cudaDevAttrMultiProcessorCount, device));
-  preload_fit_kernels(settings.precision);
+  preload_fit_kernels(settings.precision, settings.estimator);
   impl_->slots.resize(static_cast<std::size_t>(std::max(1, options.streams)));
 }
 
@@ -116,7 +118,7 @@ const FitSettings& FitPlan::settings() const {
 
 int FitPlan::lanes_for(int width, int height, std::int64_t count) const {
   return fit_geometry(width, height, count, impl_->options.lanes_per_fit, impl_->multiprocessors,
-                      impl_->settings.precision).lanes;
+                      impl_->settings.precision, impl_->settings.estimator).lanes;
 }
 
 void FitPlan::fit_device(const void* d_pixels, PixelType type, std::int64_t count, int width, int height,
@@ -141,7 +143,7 @@ void FitPlan::fit_device(const void* d_pixels, PixelType type, std::int64_t coun
   launch.out = d_out;
   launch.settings = impl_->settings;
   launch_fit(launch, fit_geometry(width, height, count, impl_->options.lanes_per_fit, impl_->multiprocessors,
-                      impl_->settings.precision), stream);
+                      impl_->settings.precision, impl_->settings.estimator), stream);
 }
 
 void FitPlan::fit(const RoiBatch& batch, std::span<FitResult> out) {
@@ -156,8 +158,11 @@ void FitPlan::fit(const RoiBatch& batch, std::span<FitResult> out) {
   const std::int64_t n = batch.roi_pixels();
   const std::int64_t pixel_bytes = n * static_cast<std::int64_t>(bytes_per_pixel(batch.type));
   const bool with_guesses = batch.initial != nullptr;
+  // The variance shifts travel only for the estimators that read them.
+  const bool with_shift = batch.variance_shift != nullptr && im.settings.estimator != Estimator::lsq;
   const std::int64_t bytes_per_fit = pixel_bytes + static_cast<std::int64_t>(sizeof(FitResult)) +
-                                     (with_guesses ? static_cast<std::int64_t>(sizeof(SpotGuess)) : 0);
+                                     (with_guesses ? static_cast<std::int64_t>(sizeof(SpotGuess)) : 0) +
+                                     (with_shift ? n * static_cast<std::int64_t>(sizeof(float)) : 0);
   const std::int64_t cap = im.chunk_capacity(bytes_per_fit);
   const std::int64_t min_chunk = std::max(kMinChunkFits, kMinChunkBytes / pixel_bytes);
   std::int64_t chunk = batch.count;
@@ -168,12 +173,13 @@ void FitPlan::fit(const RoiBatch& batch, std::span<FitResult> out) {
   }
   chunk = std::min(chunk, cap);
 
-  const bool direct_in = is_pinned(batch.pixels) && (!with_guesses || is_pinned(batch.initial));
+  const bool direct_in = is_pinned(batch.pixels) && (!with_guesses || is_pinned(batch.initial)) &&
+                         (!with_shift || is_pinned(batch.variance_shift));
   const bool direct_out = is_pinned(out.data());
   const auto* src = static_cast<const unsigned char*>(batch.pixels);
 
   const FitGeometry geometry = fit_geometry(batch.width, batch.height, batch.count, im.options.lanes_per_fit,
-                                            im.multiprocessors, im.settings.precision);
+                                            im.multiprocessors, im.settings.precision, im.settings.estimator);
   FitLaunch launch;
   launch.pixels_u16 = batch.type == PixelType::u16;
   launch.width = batch.width;
@@ -190,9 +196,11 @@ void FitPlan::fit(const RoiBatch& batch, std::span<FitResult> out) {
       grow(s.d_pixels, static_cast<std::size_t>(chunk * pixel_bytes));
       grow(s.d_out, static_cast<std::size_t>(chunk));
       if (with_guesses) grow(s.d_guesses, static_cast<std::size_t>(chunk));
+      if (with_shift) grow(s.d_shift, static_cast<std::size_t>(chunk * n));
 
       const unsigned char* pixels_from = src + first * pixel_bytes;
       const SpotGuess* guesses_from = with_guesses ? batch.initial + first : nullptr;
+      const float* shift_from = with_shift ? batch.variance_shift + first * n : nullptr;
       if (!direct_in) {
         grow(s.h_pixels, static_cast<std::size_t>(chunk * pixel_bytes));
         im.copier.copy(s.h_pixels.get(), pixels_from, static_cast<std::size_t>(count * pixel_bytes));
@@ -201,6 +209,11 @@ void FitPlan::fit(const RoiBatch& batch, std::span<FitResult> out) {
           grow(s.h_guesses, static_cast<std::size_t>(chunk));
           std::memcpy(s.h_guesses.get(), guesses_from, static_cast<std::size_t>(count) * sizeof(SpotGuess));
           guesses_from = s.h_guesses.get();
+        }
+        if (with_shift) {
+          grow(s.h_shift, static_cast<std::size_t>(chunk * n));
+          im.copier.copy(s.h_shift.get(), shift_from, static_cast<std::size_t>(count * n) * sizeof(float));
+          shift_from = s.h_shift.get();
         }
       }
       const cudaStream_t stream = s.stream.get();
@@ -212,7 +225,12 @@ void FitPlan::fit(const RoiBatch& batch, std::span<FitResult> out) {
                                              cudaMemcpyHostToDevice, stream));
       launch.pixels = s.d_pixels.get();
       launch.count = count;
+      if (with_shift)
+        NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(s.d_shift.get(), shift_from,
+                                             static_cast<std::size_t>(count * n) * sizeof(float),
+                                             cudaMemcpyHostToDevice, stream));
       launch.initial = with_guesses ? s.d_guesses.get() : nullptr;
+      launch.variance_shift = with_shift ? s.d_shift.get() : nullptr;
       launch.out = s.d_out.get();
       // The geometry of the whole batch, not of this chunk: the lanes per fit set the order of each fit's sums,
       // so a batch fitted from the host gives the bits of the same batch fitted from device memory.
@@ -273,6 +291,7 @@ class CudaFitEngine final : public FitEngine {
       part.pixels = static_cast<const unsigned char*>(batch.pixels) + first * n;
       part.count = last - first;
       part.initial = batch.initial ? batch.initial + first : nullptr;
+      part.variance_shift = batch.variance_shift ? batch.variance_shift + first * batch.roi_pixels() : nullptr;
       threads.emplace_back([this, p, part, out, first, &errors] {
         try {
           plans_[static_cast<std::size_t>(p)].fit(

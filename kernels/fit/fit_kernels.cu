@@ -1,10 +1,12 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "common/cuda_check.hpp"
 #include "fit/fit_kernels.hpp"
 #include "nanoscopy/fit/estimators/lsq.hpp"
+#include "nanoscopy/fit/estimators/mle.hpp"
 #include "nanoscopy/fit/initial_estimate.hpp"
 #include "nanoscopy/fit/lm.hpp"
 #include "nanoscopy/fit/model_list.hpp"
@@ -24,6 +26,8 @@ constexpr int target_block_threads = 128;
 template <class T>
 struct KernelArgs {
   const void* pixels;
+  const float* variance_shift;  // per pixel, as pixels, or null (wlsq, mle)
+  T photon_offset, photons_per_value;  // wlsq, mle: photons = (value − offset)·photons_per_value
   const SpotGuess* initial;
   FitResult* out;
   std::int64_t count;
@@ -159,7 +163,118 @@ struct GroupEvaluator {
   }
 };
 
-template <typename Pixel, int G, class M, class T>
+// The estimator tag of the closed-form least squares (estimators/lsq.hpp);
+// Mle and Wlsq are the per-pixel estimators of estimators/mle.hpp.
+struct Lsq {};
+
+// A per-pixel estimator E (mle, wlsq) of model M at θ = (p, α, β) for one
+// group: lanes fill the axis terms (as GroupEvaluator), then each lane sums
+// E's terms over its pixels and the group reduces them.
+template <int G, class M, class E, class T>
+struct GroupPixelEvaluator {
+  static constexpr int N = M::n_params;
+  static constexpr int P = kPixelParams<N>;
+  using real = T;
+
+  const float* g;      // the staged ROI in photons (shared)
+  const float* shift;  // the staged variance shifts (shared)
+  real* tab;
+  int w, h, lane;
+  int c0, r0, dc, dr;
+  unsigned mask;
+
+  __device__ void fill(const real q[P]) {
+    const int t = w + h;
+    const auto ax = M::make_axis(M::column_width(q));
+    const auto ay = M::make_axis(M::row_width(q));
+    const real cx = M::column_centre(q), cy = M::row_centre(q);
+    __syncwarp(mask);
+    int j = lane;
+    for (; j < w; j += G) {
+      const AxisTerm<T> a = M::term(ax, j - cx);
+      tab[j] = a.v;
+      tab[t + j] = a.dc;
+      tab[2 * t + j] = a.ds;
+    }
+    for (; j < t; j += G) {
+      const AxisTerm<T> a = M::term(ay, (j - w) - cy);
+      tab[j] = a.v;
+      tab[t + j] = a.dc;
+      tab[2 * t + j] = a.ds;
+    }
+    __syncwarp(mask);
+  }
+
+  // ∂μ/∂θ, μ and g' of this lane's pixel i at (c, r).
+  __device__ __forceinline__ void at(const real q[P], int i, int c, int r, real d[P], real& mu, real& gs) const {
+    const int t = w + h;
+    const AxisTerm<T> X{tab[c], tab[t + c], tab[2 * t + c]};
+    const AxisTerm<T> Y{tab[w + r], tab[t + w + r], tab[2 * t + w + r]};
+    real f, df[N];
+    M::pixel(X, Y, f, df);
+    mu_derivatives<T, N>(f, df, q[N], d);
+    const real s = static_cast<real>(shift[i]);
+    mu = q[N] * f + q[N + 1] + s;
+    gs = static_cast<real>(g[i]) + s;
+  }
+
+  __device__ __noinline__ bool operator()(const real q[P], Evaluation<T, P>& e) {
+    fill(q);
+    clear_evaluation(e);
+    int bad = 0;
+    const int n = w * h;
+    int c = c0, r = r0;
+    for (int i = lane; i < n; i += G) {
+      real d[P], mu, gs;
+      at(q, i, c, r, d, mu, gs);
+      bad += E::add(e, gs, mu, d) ? 0 : 1;
+      c += dc;
+      r += dr;
+      if (c >= w) {
+        c -= w;
+        ++r;
+      }
+    }
+    if (G > 1) {
+      e.chi2 = group_sum<G>(e.chi2, mask);
+#pragma unroll
+      for (int j = 0; j < triangle(P); ++j) e.h[j] = group_sum<G>(e.h[j], mask);
+#pragma unroll
+      for (int j = 0; j < P; ++j) e.grad[j] = group_sum<G>(e.grad[j], mask);
+      bad = group_sum<G>(bad, mask);
+    }
+    return bad == 0 && pixel_finish(e, q);
+  }
+
+  // The CRLB and log-likelihood at the estimate (every lane: the sums are reduced over the group).
+  __device__ __noinline__ void finish(const real q[P], FitResult& out) {
+    fill(q);
+    FisherSums<T, P> fs;
+    clear_fisher(fs);
+    const int n = w * h;
+    int c = c0, r = r0;
+    for (int i = lane; i < n; i += G) {
+      real d[P], mu, gs;
+      at(q, i, c, r, d, mu, gs);
+      add_fisher(fs, gs, mu, d);
+      c += dc;
+      r += dr;
+      if (c >= w) {
+        c -= w;
+        ++r;
+      }
+    }
+    if (G > 1) {
+#pragma unroll
+      for (int j = 0; j < triangle(P); ++j) fs.info[j] = group_sum<G>(fs.info[j], mask);
+      fs.log_likelihood = group_sum<G>(fs.log_likelihood, mask);
+      fs.ok = group_sum<G>(fs.ok ? 0 : 1, mask) == 0;
+    }
+    fisher_to_result(fs, out);
+  }
+};
+
+template <typename Pixel, int G, class M, class T, class E>
 __global__ void fit_kernel(KernelArgs<T> a) {
   using real = T;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
@@ -171,9 +286,18 @@ __global__ void fit_kernel(KernelArgs<T> a) {
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * fpb;
   const int fits_here = static_cast<int>(min(static_cast<std::int64_t>(fpb), a.count - first));
   const Pixel* src = static_cast<const Pixel*>(a.pixels) + first * n;
+  constexpr bool per_pixel = !std::is_same_v<E, Lsq>;
+  // The per-pixel estimators stage photons, and the variance shifts after the pixels.
+  float* shifts = staged + static_cast<std::size_t>(fpb) * a.pixel_stride;
   for (int i = threadIdx.x; i < fits_here * n; i += blockDim.x) {
     const int f = i / n;
-    staged[f * a.pixel_stride + (i - f * n)] = static_cast<float>(src[i]);
+    if constexpr (per_pixel) {
+      staged[f * a.pixel_stride + (i - f * n)] =
+          static_cast<float>((static_cast<real>(src[i]) - a.photon_offset) * a.photons_per_value);
+      shifts[f * a.pixel_stride + (i - f * n)] = a.variance_shift ? a.variance_shift[first * n + i] : 0.0f;
+    } else {
+      staged[f * a.pixel_stride + (i - f * n)] = static_cast<float>(src[i]);
+    }
   }
   __syncthreads();
 
@@ -216,30 +340,61 @@ __global__ void fit_kernel(KernelArgs<T> a) {
   eval.dr = G / w;
   eval.mask = mask;
   eval.k = RoiConstants<T>{static_cast<real>(n), scan.sum, scan.sum2};
-  const FitResult r = lm_fit<M>(eval, start, w, h, n, a.limits);
-  if (lane == 0) a.out[fit] = r;
+  if constexpr (!per_pixel) {
+    const FitResult r = lm_fit<M>(eval, start, w, h, n, a.limits);
+    if (lane == 0) a.out[fit] = r;
+  } else {
+    // lsq's closed-form α̂, β̂ at the initial shape start α, β (estimators/mle.hpp).
+    constexpr int N = M::n_params;
+    constexpr int P = kPixelParams<N>;
+    Evaluation<T, N> closed{};
+    const bool start_finite = finite(start[0]) && finite(start[1]) && finite(start[2]);
+    const bool have = start_finite && eval(start, closed);
+    real theta[P];
+#pragma unroll
+    for (int j = 0; j < N; ++j) theta[j] = start[j];
+    pixel_start(have, closed.alpha, closed.beta, scan.max - scan.min, theta[N], theta[N + 1]);
+    GroupPixelEvaluator<G, M, E, T> pe;
+    pe.g = g;
+    pe.shift = shifts + slot * a.pixel_stride;
+    pe.tab = eval.tab;
+    pe.w = w;
+    pe.h = h;
+    pe.lane = lane;
+    pe.c0 = eval.c0;
+    pe.r0 = eval.r0;
+    pe.dc = eval.dc;
+    pe.dr = eval.dr;
+    pe.mask = mask;
+    FitResult r = lm_fit<M, P>(pe, theta, w, h, n, a.limits);
+    const real inv = real(1) / a.photons_per_value;
+    r.amplitude = static_cast<float>(static_cast<real>(r.amplitude) * inv);
+    r.background = static_cast<float>(static_cast<real>(r.background) * inv + a.photon_offset);
+    r.crlb_amplitude = static_cast<float>(static_cast<real>(r.crlb_amplitude) * inv);
+    if (lane == 0) a.out[fit] = r;
+  }
 }
 
-template <typename Pixel, class M, class T>
+template <typename Pixel, class M, class T, class E>
 void launch_typed(const KernelArgs<T>& args, const FitGeometry& geo, int blocks, cudaStream_t stream) {
   switch (geo.lanes) {
     case 1:
-      fit_kernel<Pixel, 1, M, T><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
+      fit_kernel<Pixel, 1, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
       break;
     case 2:
-      fit_kernel<Pixel, 2, M, T><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
+      fit_kernel<Pixel, 2, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
       break;
     case 4:
-      fit_kernel<Pixel, 4, M, T><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
+      fit_kernel<Pixel, 4, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
       break;
     case 8:
-      fit_kernel<Pixel, 8, M, T><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
+      fit_kernel<Pixel, 8, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
       break;
     case 16:
-      fit_kernel<Pixel, 16, M, T><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
+      fit_kernel<Pixel, 16, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
       break;
     case 32:
-      fit_kernel<Pixel, 32, M, T><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
+      fit_kernel<Pixel, 32, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
       break;
     default:
       throw UsageError("fit", "lanes per fit must be 1, 2, 4, 8, 16 or 32");
@@ -247,30 +402,52 @@ void launch_typed(const KernelArgs<T>& args, const FitGeometry& geo, int blocks,
   NANOSCOPY_CUDA_CHECK_LAUNCH();
 }
 
-template <typename Pixel, class M, class T>
+template <typename Pixel, class M, class T, class E>
 void preload_typed() {
   cudaFuncAttributes a{};
-  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 1, M, T>));
-  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 2, M, T>));
-  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 4, M, T>));
-  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 8, M, T>));
-  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 16, M, T>));
-  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 32, M, T>));
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 1, M, T, E>));
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 2, M, T, E>));
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 4, M, T, E>));
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 8, M, T, E>));
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 16, M, T, E>));
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 32, M, T, E>));
 }
 
 int pixel_stride(int width, int height) {
   return (width * height + 1) & ~1;
 }
 
-int shared_per_fit(int width, int height, bool fp64) {
+// The axis-term tables and the staged pixels; the per-pixel estimators also stage the variance shifts.
+int shared_per_fit(int width, int height, bool fp64, Estimator estimator) {
   const int real_bytes = fp64 ? static_cast<int>(sizeof(double)) : static_cast<int>(sizeof(float));
-  return 3 * real_bytes * (width + height) + 4 * pixel_stride(width, height);
+  const int staged = estimator == Estimator::lsq ? 1 : 2;
+  return 3 * real_bytes * (width + height) + staged * 4 * pixel_stride(width, height);
+}
+
+// Calls f(E{}) with the estimator tag of `estimator`.
+template <class F>
+void dispatch_estimator(Estimator estimator, F&& f) {
+  switch (estimator) {
+    case Estimator::lsq:
+      f(Lsq{});
+      return;
+    case Estimator::wlsq:
+      f(Wlsq{});
+      return;
+    case Estimator::mle:
+      f(Mle{});
+      return;
+  }
+  throw UsageError("fit", "the estimator is not one the fitter knows");
 }
 
 template <class T>
 void launch_in(const FitLaunch& launch, const FitGeometry& geo, cudaStream_t stream) {
   KernelArgs<T> args;
   args.pixels = launch.pixels;
+  args.variance_shift = launch.variance_shift;
+  args.photon_offset = static_cast<T>(launch.settings.photon_offset);
+  args.photons_per_value = static_cast<T>(launch.settings.photons_per_value);
   args.initial = launch.initial;
   args.out = launch.out;
   args.count = launch.count;
@@ -282,11 +459,15 @@ void launch_in(const FitLaunch& launch, const FitGeometry& geo, cudaStream_t str
   const std::int64_t blocks = (launch.count + geo.fits_per_block - 1) / geo.fits_per_block;
   if (blocks > 0x7fffffff) throw UsageError("fit", "too many ROIs for one launch");
   // The model list (model_list.hpp) instantiates one kernel family per model.
+  if (launch.settings.estimator != Estimator::lsq && !(launch.settings.photons_per_value > 0))
+    throw UsageError("fit", "photons per pixel value must be positive");
   const bool known = dispatch_model(launch.settings.model, [&]<class M>(M) {
-    if (launch.pixels_u16)
-      launch_typed<std::uint16_t, M, T>(args, geo, static_cast<int>(blocks), stream);
-    else
-      launch_typed<float, M, T>(args, geo, static_cast<int>(blocks), stream);
+    dispatch_estimator(launch.settings.estimator, [&]<class E>(E) {
+      if (launch.pixels_u16)
+        launch_typed<std::uint16_t, M, T, E>(args, geo, static_cast<int>(blocks), stream);
+      else
+        launch_typed<float, M, T, E>(args, geo, static_cast<int>(blocks), stream);
+    });
   });
   if (!known) throw UsageError("fit", "the spot model is not one the fitter knows");
 }
@@ -298,7 +479,7 @@ bool fit_fp64(FitPrecision precision) {
 }
 
 FitGeometry fit_geometry(int width, int height, std::int64_t count, int lanes, int multiprocessors,
-                         FitPrecision precision) {
+                         FitPrecision precision, Estimator estimator) {
   const int n = width * height;
   FitGeometry geo;
   if (lanes <= 0) {
@@ -309,7 +490,7 @@ FitGeometry fit_geometry(int width, int height, std::int64_t count, int lanes, i
     while (lanes < 32 && count * lanes < wanted_threads) lanes *= 2;
   }
   geo.lanes = lanes;
-  const int per_fit = shared_per_fit(width, height, fit_fp64(precision));
+  const int per_fit = shared_per_fit(width, height, fit_fp64(precision), estimator);
   int fpb = std::max(1, target_block_threads / lanes);
   fpb = std::max(1, std::min(fpb, max_shared_bytes / per_fit));
   if (fpb * lanes >= 32) fpb = (fpb * lanes / 32) * 32 / lanes;  // whole warps
@@ -327,15 +508,17 @@ void launch_fit(const FitLaunch& launch, const FitGeometry& geo, cudaStream_t st
     launch_in<float>(launch, geo, stream);
 }
 
-void preload_fit_kernels(FitPrecision precision) {
-  for_each_model([precision]<class M>(M) {
-    if (fit_fp64(precision)) {
-      preload_typed<std::uint16_t, M, double>();
-      preload_typed<float, M, double>();
-    } else {
-      preload_typed<std::uint16_t, M, float>();
-      preload_typed<float, M, float>();
-    }
+void preload_fit_kernels(FitPrecision precision, Estimator estimator) {
+  for_each_model([precision, estimator]<class M>(M) {
+    dispatch_estimator(estimator, [precision]<class E>(E) {
+      if (fit_fp64(precision)) {
+        preload_typed<std::uint16_t, M, double, E>();
+        preload_typed<float, M, double, E>();
+      } else {
+        preload_typed<std::uint16_t, M, float, E>();
+        preload_typed<float, M, float, E>();
+      }
+    });
   });
 }
 

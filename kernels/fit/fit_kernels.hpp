@@ -30,11 +30,13 @@ bool fit_fp64(FitPrecision precision);
 
 // lanes = 0 picks from the ROI size and the batch size (`count`, `multiprocessors`); the shared
 // memory per fit depends on the precision (axis-term tables of float or double).
+// The estimator: wlsq and mle also stage each ROI's variance shifts.
 FitGeometry fit_geometry(int width, int height, std::int64_t count, int lanes, int multiprocessors,
-                         FitPrecision precision);
+                         FitPrecision precision, Estimator estimator = Estimator::lsq);
 
 struct FitLaunch {
   const void* pixels = nullptr;  // device, count·width·height values
+  const float* variance_shift = nullptr;  // device, laid out as pixels, or null (wlsq, mle; RoiBatch)
   bool pixels_u16 = true;        // else float32
   std::int64_t count = 0;
   int width = 0, height = 0;
@@ -46,11 +48,11 @@ struct FitLaunch {
 // Asynchronous on `stream`; count 0 launches nothing.
 void launch_fit(const FitLaunch& launch, const FitGeometry& geometry, cudaStream_t stream);
 
-// Loads every fit kernel instance of `precision` (its lanes, pixel types and
-// models) on the current device now. With CUDA's lazy
+// Loads every fit kernel instance of `precision` and `estimator` (its lanes,
+// pixel types and models) on the current device now. With CUDA's lazy
 // loading a kernel is otherwise loaded at its first launch; a later piece of a
 // split chunk can pick another lane count, whose first launch on a nearly full
 // device would then fail.
-void preload_fit_kernels(FitPrecision precision);
+void preload_fit_kernels(FitPrecision precision, Estimator estimator = Estimator::lsq);
 
 }  // namespace nanoscopy::cuda

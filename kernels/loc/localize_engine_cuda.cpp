@@ -42,7 +42,10 @@ struct LocalizePlan::Impl {
   Impl(int gpu, const LocalizeSettings& settings)
       : device(gpu), box(settings.detect.box), detect(gpu, settings.detect, settings.regions),
         fit(gpu, settings.fit),
-        staged{Event(cudaEventDisableTiming), Event(cudaEventDisableTiming)} {}
+        staged{Event(cudaEventDisableTiming), Event(cudaEventDisableTiming)} {
+    if (settings.camera_maps)
+      throw UsageError("--camera-maps", "sCMOS camera maps are applied on the CPU only for now (use --device cpu)");
+  }
 
   void upload(const unsigned char* src, std::size_t bytes) {
     const cudaStream_t s = stream.get();

@@ -104,6 +104,67 @@ TEST_CASE("CUDA fits equal the CPU reference: sizes, shapes, pixel types, every 
   }
 }
 
+TEST_CASE("CUDA wlsq and mle equal the CPU reference: both models, fp32 and fp64, variance shifts, photon scale") {
+  const Device gpu = gpu_device();
+  struct Shape {
+    int w, h;
+    double signal, background;
+  };
+  const Shape shapes[] = {{5, 11, 400, 40}, {7, 7, 400, 40}, {9, 9, 400, 324}, {13, 13, 2000, 1000}};
+  const std::int64_t counts[] = {1, 1000, 20000};
+  std::vector<ShapeModel> models;
+  fit_detail::for_each_model([&]<class M>(M) { models.push_back(M::shape); });
+  for (ShapeModel model : models)
+    for (Estimator estimator : {Estimator::wlsq, Estimator::mle})
+      for (FitPrecision precision : {FitPrecision::automatic, FitPrecision::fp64})
+        for (int variant = 0; variant < 2; ++variant) {
+          // variant 1: sCMOS variance shifts and a photon conversion (ADU = photons/0.8 + 2).
+          const bool fp64 = precision == FitPrecision::fp64;
+          FitSettings st;
+          st.model = model;
+          st.precision = precision;
+          st.estimator = estimator;
+          if (variant == 1) {
+            st.photon_offset = 2.0;
+            st.photons_per_value = 0.8;
+          }
+          auto cuda = make_fit_engine(gpu, st);
+          auto cpu = make_cpu_fit_engine(st, 0);
+          for (const Shape& shape : shapes)
+            for (std::int64_t count : counts) {
+              if (nanoscopy::test::gpu_sanitizer_run() && count > 1000) continue;
+              SpotRecipe recipe;
+              recipe.width = shape.w;
+              recipe.height = shape.h;
+              recipe.signal = shape.signal;
+              recipe.background = shape.background;
+              recipe.model = model;
+              const auto spots = simulate_spots(recipe, count, 2000 + static_cast<std::uint64_t>(count) + shape.w);
+              std::vector<float> shift;
+              if (variant == 1) {
+                shift.resize(spots.pixels.size());
+                for (std::size_t i = 0; i < shift.size(); ++i) shift[i] = i % 17 == 3 ? 50.0f : 0.25f * (i % 5);
+              }
+              for (bool u16 : {true, false}) {
+                char what[160];
+                std::snprintf(what, sizeof what, "%s %s %s%s %d×%d %lld fits %s", to_string(estimator).c_str(),
+                              fp64 ? "fp64" : "fp32", to_string(model).c_str(), variant ? " shifted" : "", shape.w,
+                              shape.h, static_cast<long long>(count), u16 ? "uint16" : "float32");
+                RoiBatch b = batch_of(spots, u16);
+                b.variance_shift = shift.empty() ? nullptr : shift.data();
+                std::vector<FitResult> g(static_cast<std::size_t>(count)), c(static_cast<std::size_t>(count));
+                cuda->fit(b, g);
+                cpu->fit(b, c);
+                const auto a = compare_fits(g, c, shape.w, shape.h, fp64, what);
+                MESSAGE(what << ": equal status " << a.equal_status << ", same outcome " << a.same_outcome << "/"
+                             << a.fits << ", well conditioned " << a.well_conditioned << ", beyond tolerance "
+                             << a.field_mismatch << ", max |Δ| " << a.max_position_difference << " px");
+                check_fit_agreement(a, fp64, what, true);
+              }
+            }
+        }
+}
+
 TEST_CASE("CUDA: every lanes-per-fit variant, initial guesses, degenerate ROIs") {
   SpotRecipe recipe;
   const auto spots = simulate_spots(recipe, 3000, 77);

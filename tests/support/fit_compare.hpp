@@ -5,7 +5,9 @@
 //
 // Same arithmetic (CUDA fp64 against the CPU): every fit with the same status
 // agrees to 1e-3 px in x, y and σ, 1e-3·max(|α|, 1) in α and β, 1e-3 relative in
-// χ², and to one iteration; ≥ 99.9 % of the fits end with the same status.
+// χ², and to one iteration; ≥ 99.9 % of the fits end with the same status. The
+// CRLB (wlsq, mle) agrees to 1 % of max(CRLB, 0.01 px) and the log-likelihood
+// (mle) to 1e-3·max(|log L|, 1); for lsq both are NaN on either side.
 //
 // Float against the double reference (the CUDA default): the stop rule
 // compares χ² decreases at 1e-6 relative, where float rounding (6e-8) decides
@@ -16,7 +18,12 @@
 // reference 0.5 ≤ σ̂ ≤ min(width, height)/4: the spot fits in its ROI and has
 // not collapsed onto a pixel, so σ̂, α̂ and β̂ are not nearly degenerate), ≥ 99.9 % agree to 1e-3 px in x, y, σ and 1e-3
 // relative in α, β and χ², and none differs by more than 0.05 px; the mean
-// iteration count differs by ≤ 0.1. (Wide spots on small ROIs — σ̂ of 2–7 px
+// iteration count differs by ≤ 0.1. The per-pixel estimators (wlsq, mle: five
+// parameters, their objective a sum of n float terms whose rounding, about
+// n·6e-8 relative, meets the 1e-6 stop rule) stop an iteration apart more often:
+// for them ≥ 99 % of the well-conditioned fits agree to 1e-3 (measured on the
+// host, tests/test_fit_mle.cpp: 0.03–0.4 % beyond, at most 0.004 px), none beyond
+// 0.05 px. (Wide spots on small ROIs — σ̂ of 2–7 px
 // on 7×7 or 1×9 — have flat minima where float and double stop up to 0.3 px
 // apart in σ or y, both within the fit's own uncertainty: only the outcome and
 // finiteness are checked there.)
@@ -82,6 +89,10 @@ inline FitAgreement compare_fits(const std::vector<FitResult>& got, const std::v
                     fit_near(g.amplitude, c.amplitude, tol_relative * scale) &&
                     fit_near(g.background, c.background, tol_relative * scale) &&
                     fit_near(g.chi2, c.chi2, tol_relative * chi2_scale) &&
+                    fit_near(g.crlb_x, c.crlb_x, 1e-2 * std::max(std::abs(static_cast<double>(c.crlb_x)), 1e-2)) &&
+                    fit_near(g.crlb_y, c.crlb_y, 1e-2 * std::max(std::abs(static_cast<double>(c.crlb_y)), 1e-2)) &&
+                    fit_near(g.log_likelihood, c.log_likelihood,
+                             tol_relative * std::max(std::abs(static_cast<double>(c.log_likelihood)), 1.0)) &&
                     (!same_arithmetic || std::abs(g.iterations - c.iterations) <= 1);
     if (well) {
       const double d = std::max({std::abs(static_cast<double>(g.x) - c.x), std::abs(static_cast<double>(g.y) - c.y),
@@ -112,7 +123,9 @@ inline bool degenerate_agree(const FitResult& f, const FitResult& d, double min_
   return collapsed(f) && collapsed(d) && std::abs(f.sigma - d.sigma) < 0.05;
 }
 
-inline void check_fit_agreement(const FitAgreement& a, bool same_arithmetic, const char* what) {
+// `per_pixel`: the float tolerance of wlsq and mle (above).
+inline void check_fit_agreement(const FitAgreement& a, bool same_arithmetic, const char* what,
+                                bool per_pixel = false) {
   CAPTURE(what);
   CHECK(a.nan_converged == 0);
   if (same_arithmetic) {
@@ -121,7 +134,10 @@ inline void check_fit_agreement(const FitAgreement& a, bool same_arithmetic, con
     return;
   }
   CHECK(a.same_outcome * 1000 >= a.fits * 995);
-  CHECK(a.field_mismatch * 1000 <= a.well_conditioned + 999);  // ≤ 0.1 %, rounded up
+  if (per_pixel)
+    CHECK(a.field_mismatch * 100 <= a.well_conditioned + 99);  // ≤ 1 %, rounded up
+  else
+    CHECK(a.field_mismatch * 1000 <= a.well_conditioned + 999);  // ≤ 0.1 %, rounded up
   CHECK(a.gross_mismatch == 0);
   CHECK(std::abs(a.iteration_difference) <= 0.1 * static_cast<double>(a.fits) + 2);
 }

@@ -1,9 +1,10 @@
-// fit2d's engine: implicit-amplitude least-squares fits of 2D Gaussian spots
-// (Leutenegger & Weber). The model h = α·f(x̄, ȳ, σ) + β takes α and β in closed
-// form at every evaluation; Levenberg–Marquardt runs on (x̄, ȳ, σ) only.
+// fit2d's engine: fits of 2D Gaussian spots h = α·f(x̄, ȳ, σ) + β. The default
+// estimator is implicit-amplitude least squares (Leutenegger & Weber): α and β
+// in closed form at every evaluation, Levenberg–Marquardt on (x̄, ȳ, σ) only;
+// wlsq and mle (Poisson) fit (x̄, ȳ, σ, α, β) on photons (estimators/mle.hpp).
 // Engines (CPU, CUDA) share the math written once for host and device: the
-// models (models/*.hpp, listed in model_list.hpp), the estimator
-// (estimators/lsq.hpp), the LM driver (lm.hpp) and the initial estimate.
+// models (models/*.hpp, listed in model_list.hpp), the estimators
+// (estimators/lsq.hpp, estimators/mle.hpp), the LM driver (lm.hpp) and the initial estimate.
 #pragma once
 
 #include <cstdint>
@@ -18,12 +19,16 @@ namespace nanoscopy {
 
 std::string to_string(FitStatus status);  // "converged_min_delta", ...
 std::string to_string(ShapeModel model);  // "sampled", "integrated"
+std::string to_string(Estimator estimator);  // "lsq", "wlsq", "mle"
 
 // A batch of equally sized ROIs, not owned. `pixels` holds count·width·height
 // values of `type` (PixelType::u16 or PixelType::f32), ROI after ROI, each ROI
 // row-major (x fastest). width·height ≤ max_roi_pixels; any shape, including
 // one pixel wide. `initial` is null (the paper's estimate is computed per ROI)
-// or points to `count` guesses.
+// or points to `count` guesses. `variance_shift` is null or holds, in the
+// layout of `pixels`, each pixel's sCMOS variance shift var/gain² in photons²
+// (core/camera_maps.hpp: CameraMaps::to_photons); wlsq and mle add it to data
+// and model, lsq ignores it.
 struct RoiBatch {
   const void* pixels = nullptr;
   PixelType type = PixelType::u16;
@@ -31,6 +36,7 @@ struct RoiBatch {
   int width = 0;
   int height = 0;
   const SpotGuess* initial = nullptr;
+  const float* variance_shift = nullptr;
 
   std::int64_t roi_pixels() const { return static_cast<std::int64_t>(width) * height; }
   // UsageError("fit", ...) for a bad shape, type or a null pointer with count > 0.

@@ -1,6 +1,7 @@
 // The CPU reference engine: threads over ROIs, one scratch per thread (no
 // allocation per fit), the model picked once per batch from model_list.hpp,
-// the LM driver of lm.hpp and the least-squares estimator of estimators/lsq.hpp.
+// the LM driver of lm.hpp and the estimators of estimators/lsq.hpp and
+// estimators/mle.hpp (picked once per batch as the model is).
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -12,6 +13,7 @@
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/fit/engine.hpp"
 #include "nanoscopy/fit/estimators/lsq.hpp"
+#include "nanoscopy/fit/estimators/mle.hpp"
 #include "nanoscopy/fit/initial_estimate.hpp"
 #include "nanoscopy/fit/lm.hpp"
 #include "nanoscopy/fit/model_list.hpp"
@@ -51,6 +53,18 @@ std::string to_string(FitStatus status) {
   return "unknown";
 }
 
+std::string to_string(Estimator estimator) {
+  switch (estimator) {
+    case Estimator::lsq:
+      return "lsq";
+    case Estimator::wlsq:
+      return "wlsq";
+    case Estimator::mle:
+      return "mle";
+  }
+  return "unknown";
+}
+
 std::string to_string(ShapeModel model) {
   std::string name = "unknown";
   fit_detail::dispatch_model(model, [&]<class M>(M) { name = M::name; });
@@ -77,6 +91,7 @@ struct Scratch {
   // Column terms X (v, dc, ds; structure of arrays for the row dot products) and row terms Y.
   std::vector<T> xv = std::vector<T>(kMaxRoiPixels), xdc = xv, xds = xv;
   std::vector<T> yv = xv, ydc = xv, yds = xv;
+  std::vector<T> shift = xv;  // the per-pixel estimators' variance shift s (photons²)
 };
 
 // Σ g·f and Σ g·∂f row by row: three dot products per row with the column terms,
@@ -144,6 +159,110 @@ class CpuEvaluator {
   RoiConstants<T> k_;
 };
 
+// The per-pixel estimator E (mle, wlsq) of model M at θ = (p, α, β) over the
+// whole ROI: the axis terms as CpuEvaluator's, then one pass over the pixels.
+template <class M, class E, class T>
+class PixelEvaluator {
+ public:
+  static constexpr int N = M::n_params;
+  static constexpr int P = kPixelParams<N>;
+
+  PixelEvaluator(Scratch<T>& s, int w, int h) : s_(s), w_(w), h_(h) {}
+
+  bool operator()(const T q[P], Evaluation<T, P>& e) {
+    fill(q);
+    clear_evaluation(e);
+    const T alpha = q[N], beta = q[N + 1];
+    for (int r = 0; r < h_; ++r) {
+      const AxisTerm<T> Y{s_.yv[r], s_.ydc[r], s_.yds[r]};
+      for (int c = 0; c < w_; ++c) {
+        const int i = r * w_ + c;
+        T f, df[N], d[P];
+        M::pixel(AxisTerm<T>{s_.xv[c], s_.xdc[c], s_.xds[c]}, Y, f, df);
+        mu_derivatives<T, N>(f, df, alpha, d);
+        const T shift = s_.shift[i];
+        if (!E::add(e, s_.g[i] + shift, alpha * f + beta + shift, d)) return false;
+      }
+    }
+    return pixel_finish(e, q);
+  }
+
+  // The CRLB and log-likelihood at the estimate (lm_fit calls it once).
+  void finish(const T q[P], FitResult& out) {
+    fill(q);
+    FisherSums<T, P> fs;
+    clear_fisher(fs);
+    const T alpha = q[N], beta = q[N + 1];
+    for (int r = 0; r < h_; ++r) {
+      const AxisTerm<T> Y{s_.yv[r], s_.ydc[r], s_.yds[r]};
+      for (int c = 0; c < w_; ++c) {
+        const int i = r * w_ + c;
+        T f, df[N], d[P];
+        M::pixel(AxisTerm<T>{s_.xv[c], s_.xdc[c], s_.xds[c]}, Y, f, df);
+        mu_derivatives<T, N>(f, df, alpha, d);
+        const T shift = s_.shift[i];
+        add_fisher(fs, s_.g[i] + shift, alpha * f + beta + shift, d);
+      }
+    }
+    fisher_to_result(fs, out);
+  }
+
+ private:
+  void fill(const T q[P]) {
+    M::fill_terms(M::make_axis(M::column_width(q)), M::column_centre(q), w_, s_.xv.data(), s_.xdc.data(),
+                  s_.xds.data());
+    M::fill_terms(M::make_axis(M::row_width(q)), M::row_centre(q), h_, s_.yv.data(), s_.ydc.data(), s_.yds.data());
+  }
+
+  Scratch<T>& s_;
+  int w_, h_;
+};
+
+// How the per-pixel estimators see a batch: photons = (value − offset)·scale.
+template <class T>
+struct PhotonScale {
+  T offset, scale;
+};
+
+// A per-pixel estimator's fit: the data in photons (and the variance shift) in
+// the scratch, the paper's initial estimate of p, lsq's α̂, β̂ there as the
+// start of α, β, then LM on (p, α, β); α and β are reported in pixel units.
+template <class M, class E, class real, typename Pixel>
+FitResult fit_one_pixel(const Pixel* pixels, const float* shift, int w, int h, const SpotGuess* guess,
+                        const FitLimits<real>& st, PhotonScale<real> ps, Scratch<real>& s) {
+  constexpr int N = M::n_params;
+  constexpr int P = kPixelParams<N>;
+  const int n = w * h;
+  for (int i = 0; i < n; ++i) {
+    s.g[i] = (static_cast<real>(pixels[i]) - ps.offset) * ps.scale;
+    s.shift[i] = shift ? static_cast<real>(shift[i]) : real(0);
+  }
+  InitScan<real> scan = init_scan_identity<real>();
+  for (int r = 0; r < h; ++r)
+    for (int c = 0; c < w; ++c) init_scan_pixel(scan, s.g.data(), w, h, c, r);
+  if (scan.nonfinite > 0 || !(scan.max > scan.min)) return invalid_result();
+  real theta[P];
+  if (guess) {
+    M::from_spot(real(guess->x), real(guess->y), real(guess->sigma), theta);
+  } else {
+    const real threshold = init_threshold(scan);
+    int above = 0;
+    for (int i = 0; i < n; ++i) above += s.g[i] > threshold ? 1 : 0;
+    M::from_spot(real(scan.best_index % w), real(scan.best_index / w), init_sigma<real>(above), theta);
+  }
+  CpuEvaluator<M, real> lsq(s, w, h, RoiConstants<real>{static_cast<real>(n), scan.sum, scan.sum2});
+  Evaluation<real, N> closed{};
+  const bool have = finite(theta[0]) && finite(theta[1]) && finite(theta[2]) && lsq(theta, closed);
+  pixel_start(have, closed.alpha, closed.beta, scan.max - scan.min, theta[N], theta[N + 1]);
+  PixelEvaluator<M, E, real> eval(s, w, h);
+  FitResult r = lm_fit<M, P>(eval, theta, w, h, n, st);
+  const float inv = static_cast<float>(real(1) / ps.scale);
+  r.amplitude *= inv;
+  r.background = r.background * inv + static_cast<float>(ps.offset);
+  r.crlb_amplitude *= inv;
+  return r;
+}
+
 template <class M, class real, typename Pixel>
 FitResult fit_one(const Pixel* pixels, int w, int h, const SpotGuess* guess, const FitLimits<real>& st,
                   Scratch<real>& s) {
@@ -176,6 +295,8 @@ class CpuFitEngine final : public FitEngine {
       throw UsageError("fit", "the result buffer holds " + std::to_string(out.size()) + " fits, the batch " +
                                   std::to_string(batch.count));
     if (batch.count == 0) return;
+    if (settings_.estimator != Estimator::lsq && !(settings_.photons_per_value > 0))
+      throw UsageError("fit", "photons per pixel value must be positive");
     // The reference computes in double; fp32 is the CUDA kernels' arithmetic on the host (tests compare the two).
     const bool single = settings_.precision == FitPrecision::fp32;
     const bool known = dispatch_model(settings_.model, [&]<class M>(M) {
@@ -189,7 +310,8 @@ class CpuFitEngine final : public FitEngine {
 
   std::string name() const override {
     return "cpu (" + std::to_string(threads_) + " thread" + (threads_ == 1 ? "" : "s") +
-           (settings_.precision == FitPrecision::fp32 ? ", fp32" : "") + ")";
+           (settings_.precision == FitPrecision::fp32 ? ", fp32" : "") +
+           (settings_.estimator == Estimator::lsq ? "" : ", " + to_string(settings_.estimator)) + ")";
   }
 
  private:
@@ -206,8 +328,22 @@ class CpuFitEngine final : public FitEngine {
                  std::int64_t last, Scratch<T>& s) const {
     const std::int64_t n = b.roi_pixels();
     const FitLimits<T> limits = fit_limits<T>(settings_);
-    for (std::int64_t i = first; i < last; ++i)
-      out[i] = fit_one<M>(pixels + i * n, b.width, b.height, b.initial ? b.initial + i : nullptr, limits, s);
+    const PhotonScale<T> ps{static_cast<T>(settings_.photon_offset), static_cast<T>(settings_.photons_per_value)};
+    for (std::int64_t i = first; i < last; ++i) {
+      const SpotGuess* guess = b.initial ? b.initial + i : nullptr;
+      const float* shift = b.variance_shift ? b.variance_shift + i * n : nullptr;
+      switch (settings_.estimator) {
+        case Estimator::lsq:
+          out[i] = fit_one<M>(pixels + i * n, b.width, b.height, guess, limits, s);
+          break;
+        case Estimator::wlsq:
+          out[i] = fit_one_pixel<M, Wlsq>(pixels + i * n, shift, b.width, b.height, guess, limits, ps, s);
+          break;
+        case Estimator::mle:
+          out[i] = fit_one_pixel<M, Mle>(pixels + i * n, shift, b.width, b.height, guess, limits, ps, s);
+          break;
+      }
+    }
   }
 
   template <class M, class T, typename Pixel>

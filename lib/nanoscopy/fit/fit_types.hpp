@@ -22,6 +22,18 @@ enum class FitPrecision : std::uint8_t {
   fp64,
 };
 
+// What the fit minimizes (fit/estimators/). lsq: Σ(g − h)² with α, β in closed
+// form (LM on the shape parameters only). wlsq: Σ w(g' − μ)², w = 1/max(g', 1).
+// mle: the Poisson deviance 2Σ[μ − g' − g'·ln(μ/g')]. wlsq and mle fit α and β as
+// free parameters, on data in photons (see FitSettings::photon_offset) and with
+// the sCMOS variance shift s = var/gain² added to data and model (g' = g + s,
+// μ = α·f + β + s; RoiBatch::variance_shift).
+enum class Estimator : std::uint8_t {
+  lsq,
+  wlsq,
+  mle,
+};
+
 struct FitSettings {
   int max_iterations = 20;
   double max_error = 0.0;   // stop when the raw χ² (sum of squared residuals) < max_error; 0 = off
@@ -32,6 +44,12 @@ struct FitSettings {
   double min_sigma = 0.2;   // px; a fit whose σ shrinks to this collapsed onto a pixel: left_roi
   ShapeModel model = ShapeModel::sampled;
   FitPrecision precision = FitPrecision::automatic;
+  Estimator estimator = Estimator::lsq;
+  // wlsq and mle see photons = (pixel value − photon_offset)·photons_per_value
+  // (fit2d: the camera's baseline and sensitivity/gain); their amplitude and
+  // background are reported back in pixel units, as lsq's. lsq ignores both.
+  double photon_offset = 0.0;
+  double photons_per_value = 1.0;
 };
 
 enum class FitStatus : std::uint8_t {
@@ -56,12 +74,19 @@ constexpr bool converged(FitStatus s) noexcept {
 // (peak height for the sampled model, integrated counts for the integrated
 // model), background = β per pixel, both in the units of the pixel values.
 // sigma is σx and sigma_y σy (both σ for the round models). chi2 = Σ(h − g)² /
-// max(N − n_params − 2, 1) (N = pixels). With status invalid_roi all
+// max(N − n_params − 2, 1) (N = pixels) for lsq; the weighted χ² (wlsq) or the
+// Poisson deviance (mle) over the same degrees of freedom otherwise.
+// crlb_x, crlb_y (px) and crlb_amplitude (pixel units of α): the square roots of
+// the Cramér–Rao bound from the Poisson Fisher information at the estimate
+// (wlsq and mle; NaN for lsq, which reports none). log_likelihood: the Poisson
+// log-likelihood Σ[g'·ln μ − μ − ln Γ(g' + 1)] at the estimate (mle; NaN
+// otherwise). With status invalid_roi all
 // floating fields are NaN; with left_roi, nan or not_converged they hold the
 // last accepted (finite) parameters and must not be used as a localization.
 struct FitResult {
   float x = 0, y = 0, sigma = 0, amplitude = 0, background = 0, chi2 = 0;
   float sigma_y = 0;
+  float crlb_x = 0, crlb_y = 0, crlb_amplitude = 0, log_likelihood = 0;
   std::int32_t iterations = 0;
   FitStatus status = FitStatus::invalid_roi;
 };

@@ -89,14 +89,20 @@ NANOSCOPY_HD float nan_float() {
 NANOSCOPY_HD FitResult invalid_result() {
   FitResult r;
   r.x = r.y = r.sigma = r.sigma_y = r.amplitude = r.background = r.chi2 = nan_float();
+  r.crlb_x = r.crlb_y = r.crlb_amplitude = r.log_likelihood = nan_float();
   r.iterations = 0;
   r.status = FitStatus::invalid_roi;
   return r;
 }
 
-// Levenberg–Marquardt on the N = M::n_params shape parameters of model M
-// from `start`. `eval(p, e)` fills the Evaluation<N> at p (an estimator's
-// output) and returns false when it is undefined. `n` = pixels.
+// Levenberg–Marquardt on the P parameters of an estimator for model M from
+// `start`: P = M::n_params for lsq (α, β in closed form), M::n_params + 2 for
+// the per-pixel estimators (estimators/mle.hpp: θ = (p, α, β)). The model's
+// checks (outside_roi, admissible, to_result) read the first M::n_params.
+// `eval(p, e)` fills the Evaluation<P> at p (an estimator's output) and
+// returns false when it is undefined. An evaluator with finish(p, out) fills
+// the CRLB and log-likelihood fields at the estimate; otherwise they are NaN.
+// `n` = pixels.
 //
 // Each iteration solves the damped system; a step that lowers χ² is taken and
 // λ ÷ 10, otherwise λ × 10 and the step is solved again. Stops: χ² < max_error;
@@ -107,12 +113,12 @@ NANOSCOPY_HD FitResult invalid_result() {
 // steps M::admissible rejects (σ ≤ 0) count as failed steps. A result that
 // does not fit in float is reported as nan. χ² per degree of freedom divides
 // by n − (N + 2): the shape parameters, α and β.
-template <class M, class T, class Eval>
-NANOSCOPY_HD FitResult lm_fit(Eval& eval, const T start[M::n_params], int w, int hgt, int n, const FitLimits<T>& st) {
+template <class M, int N = M::n_params, class T, class Eval>
+NANOSCOPY_HD FitResult lm_fit(Eval& eval, const T start[N], int w, int hgt, int n, const FitLimits<T>& st) {
   using real = T;
-  constexpr int N = M::n_params;
-  constexpr int fitted = N + 2;
+  constexpr int fitted = M::n_params + 2;
   FitResult out;
+  out.crlb_x = out.crlb_y = out.crlb_amplitude = out.log_likelihood = nan_float();
   real p[N];
   bool start_finite = true;
   NANOSCOPY_FIT_UNROLL
@@ -204,6 +210,9 @@ NANOSCOPY_HD FitResult lm_fit(Eval& eval, const T start[M::n_params], int w, int
     }
   }
   M::to_result(p, out);
+  if constexpr (requires(const real* q, FitResult& r) { eval.finish(q, r); }) {
+    if (have) eval.finish(p, out);
+  }
   if (have) {
     out.amplitude = static_cast<float>(cur.alpha);
     out.background = static_cast<float>(cur.beta);

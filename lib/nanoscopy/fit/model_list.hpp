@@ -9,7 +9,8 @@
 // term(axis, u), fill_terms(axis, centre, n, v, dc, ds); column_centre,
 // row_centre, column_width, row_width of p; DataSums (an array `s` of `size`
 // sums, with clear, accumulate and accumulate_row); sums(p, X, Y, D) →
-// Sums<n_params>; outside_roi, admissible, from_spot, to_result. Isotropic
+// Sums<n_params>; pixel(X, Y, f, df) for the per-pixel estimators
+// (estimators/mle.hpp); outside_roi, admissible, from_spot, to_result. Isotropic
 // (models/separable.hpp) supplies all but the axis terms for p = (x̄, ȳ, σ).
 #pragma once
 

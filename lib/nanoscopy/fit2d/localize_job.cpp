@@ -55,7 +55,7 @@ Fit2dResult Fit2dLocalizeJob::process() {
   const PipelineSettings& settings = setup_.settings;
   Fit2dResult r;
   const auto t0 = std::chrono::steady_clock::now();
-  auto localizer = make_localize_engine(job_.device, LocalizeSettings{settings.detect, settings.fit, settings.regions});
+  auto localizer = make_localize_engine(job_.device, LocalizeSettings{settings.detect, settings.fit, settings.regions, settings.camera_maps});
   if (sink_ && !job_.mpi())
     r.summary = run_localization(reader_, job_.mine(), *localizer, settings,
                                  [&](std::span<const Localization> locs) { sink_->append(locs); });

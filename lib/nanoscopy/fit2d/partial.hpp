@@ -2,8 +2,8 @@
 // fit2d merge, and the rows ranks send to rank 0 under mpirun.
 //
 // A part is an HDF5 file with /locs, a table with Picasso's field names (frame,
-// x, y, photons, sx, sy, bg, lpx, lpy, net_gradient, chi2, iterations, status) all
-// in float64, so nothing is rounded before the merged file is written, and root
+// x, y, photons, sx, sy, bg, lpx, lpy, net_gradient, chi2, iterations, status, likelihood)
+// all in float64, so nothing is rounded before the merged file is written, and root
 // attributes (part_file.hpp) plus: width, height, data_type, input, the camera
 // (baseline, sensitivity, gain, qe, pixel_size_nm), the provenance parameters
 // (JSON) and the run's candidates and rejected counts.
@@ -20,7 +20,7 @@
 
 namespace nanoscopy {
 
-inline constexpr const char* kFit2dPartFormat = "nanoscopy fit2d part 1";
+inline constexpr const char* kFit2dPartFormat = "nanoscopy fit2d part 2";
 
 std::vector<Column> fit2d_part_columns();
 

@@ -2,7 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+
 #include "nanoscopy/cluster/fingerprint.hpp"
+#include "nanoscopy/core/camera_maps.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/loc/detect/detect.hpp"
 
@@ -23,6 +26,8 @@ FitSettings fit_settings(const Params& p) {
   s.precision = precision == "float"    ? FitPrecision::fp32
                 : precision == "double" ? FitPrecision::fp64
                                         : FitPrecision::automatic;
+  const std::string estimator = p.get_string("Fit/estimator");
+  s.estimator = estimator == "mle" ? Estimator::mle : estimator == "wlsq" ? Estimator::wlsq : Estimator::lsq;
   return s;
 }
 
@@ -97,6 +102,30 @@ Fit2dSetup fit2d_setup(const Params& p, const StackInfo& info, const std::string
   validate_detect_settings(settings.detect, p.source("Detection/box").describe());
   settings.fit = fit_settings(p);
   settings.camera = camera(p, info, setup.camera_from_movie);
+  // wlsq and mle fit photons: (ADU − Baseline)·Sensitivity/Gain, the conversion
+  // to_localization applies to lsq's results (loc/convert.cpp).
+  settings.fit.photon_offset = settings.camera.baseline;
+  settings.fit.photons_per_value = settings.camera.photons_per_adu();
+  // sCMOS maps (wlsq, mle): --camera-maps, else the movie's "Camera maps:" (as bench simulate movie writes it,
+  // a file beside the .yaml). lsq fits the ADU as before: a given --camera-maps is an error there.
+  std::string maps = p.get_string("Camera/maps");
+  std::string maps_where = "--camera-maps";
+  if (maps.empty() && settings.fit.estimator != Estimator::lsq) {
+    for (const auto& [key, value] : info.metadata)
+      if (key == "Camera maps" && !value.empty()) {
+        const std::filesystem::path file(value);
+        maps = file.is_absolute() ? value
+                                  : (std::filesystem::path(info.metadata_path).parent_path() / file).string();
+        maps_where = info.metadata_path;
+      }
+  }
+  if (!maps.empty()) {
+    if (settings.fit.estimator == Estimator::lsq)
+      throw UsageError("--camera-maps", "camera maps need --estimator wlsq or mle (lsq fits the ADU as they are)");
+    auto read = std::make_shared<CameraMaps>(read_camera_maps(maps, maps_where));
+    read->check_frame_size(info.width, info.height, info.path);
+    settings.camera_maps = std::move(read);
+  }
   settings.filter = {p.get_real("Filter/min sigma"), p.get_real("Filter/max sigma"), p.get_real("Filter/min photons"),
                      p.get_real("Filter/max precision")};
   settings.chunk_frames = p.get_int("Input/chunk frames");
@@ -109,6 +138,7 @@ LocWriterContext fit2d_writer_context(const Params& p, const StackInfo& info, co
   LocWriterContext wctx = writer_context(info, camera);
   wctx.fit_diagnostics = p.get_bool("Output/fit diagnostics");
   wctx.elliptical = p.get_string("Fit/model") == "elliptical";
+  wctx.likelihood = p.get_string("Fit/estimator") == "mle";
   // The camera in effect is written once, under Picasso's names (Pixelsize, Baseline, ...): the
   // Camera/ parameters are left out of the provenance so the two never disagree.
   for (auto& entry : provenance(p, info.path))

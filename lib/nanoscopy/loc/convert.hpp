@@ -13,9 +13,11 @@ namespace nanoscopy {
 // x0, y0: the ROI's top-left pixel in the frame. The fit's amplitude and
 // background are in ADU (background includes the camera baseline); photons
 // follow Picasso's convention (camera.hpp). The sampled model's peak height is
-// turned into the integrated count (2πσ² · peak).
+// turned into the integrated count (2πσ² · peak). The precision lpx, lpy is
+// Mortensen's formula for lsq, the fit's Poisson CRLB (crlb_x, crlb_y) for
+// wlsq and mle, both × √2 with EM gain; mle also gives the log-likelihood.
 Localization to_localization(const FitResult& fit, std::int64_t frame, int x0, int y0, const Camera& camera,
-                             ShapeModel model, double net_gradient);
+                             ShapeModel model, double net_gradient, Estimator estimator = Estimator::lsq);
 
 struct LocFilter {
   double min_sigma = 0.5;      // px

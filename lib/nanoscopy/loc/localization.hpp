@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 #include "nanoscopy/fit/fit_types.hpp"
 
@@ -17,9 +18,10 @@ struct Localization {
   double sigma_y = 0;         // px; σy of an elliptical fit; 0: round (σy = sigma), see sy()
   double photons = 0;         // photons in the spot (integrated)
   double background = 0;      // photons per pixel
-  double lpx = 0, lpy = 0;    // localization precision, px (Mortensen)
+  double lpx = 0, lpy = 0;    // localization precision, px (Mortensen for lsq; the CRLB for wlsq, mle)
   double chi2 = 0;            // normalized χ² of the fit (ADU²)
   double net_gradient = 0;    // detection score (Picasso's name): smoothed peak above background, photons
+  double likelihood = std::numeric_limits<double>::quiet_NaN();  // Poisson log-likelihood (mle fits), else NaN
   std::int32_t iterations = 0;
   FitStatus status = FitStatus::invalid_roi;
 

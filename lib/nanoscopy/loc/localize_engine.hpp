@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "nanoscopy/core/camera_maps.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/host_buffer.hpp"  // HostBuffer: what allocate_host hands out
 #include "nanoscopy/fit/fit_types.hpp"
@@ -49,10 +50,16 @@ inline void validate_chunk(const ChunkPixels& c, int box) {
 
 // What a localize engine does: detect with `detect`, fit with `fit`, and keep
 // only the candidates inside `regions` (empty: everywhere).
+// With `camera_maps` (sCMOS; wlsq and mle only) each ROI is fitted in photons
+// with its per-pixel variance shift (CameraMaps::to_photons), and the fit's
+// amplitude and background are reported in the units of fit.photon_offset and
+// fit.photons_per_value (the camera's ADU), as without maps. The CPU engine
+// applies them; the CUDA engine does not yet (UsageError).
 struct LocalizeSettings {
   DetectSettings detect;
   FitSettings fit;
   std::vector<Region> regions;
+  std::shared_ptr<const CameraMaps> camera_maps;
 };
 
 class LocalizeEngine {

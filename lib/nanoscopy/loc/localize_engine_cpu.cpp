@@ -19,8 +19,12 @@ class CpuLocalizeEngine final : public LocalizeEngine {
       : box_(settings.detect.box),
         regions_(settings.regions),
         detector_(make_cpu_detect_engine(settings.detect, threads)),
-        fitter_(make_cpu_fit_engine(settings.fit, threads)) {
+        maps_(settings.camera_maps),
+        units_(settings.fit),
+        fitter_(make_cpu_fit_engine(maps_ ? in_photons(settings.fit) : settings.fit, threads)) {
     validate_detect_settings(settings.detect);
+    if (maps_ && settings.fit.estimator == Estimator::lsq)
+      throw UsageError("localize", "camera maps need the wlsq or mle estimator");
   }
 
   std::int64_t localize(const ChunkPixels& c, std::vector<Candidate>& candidates, std::vector<RoiOrigin>& origins,
@@ -46,11 +50,17 @@ class CpuLocalizeEngine final : public LocalizeEngine {
     if (c.type == PixelType::u16) {
       auto rois = cut_rois<std::uint16_t>(static_cast<const std::uint16_t*>(c.pixels), c.first_frame, c.count,
                                           c.width, c.height, candidates, box_);
-      fitter_->fit(RoiBatch{rois.pixels.data(), PixelType::u16, count, box_, box_, nullptr}, fits);
+      if (maps_)
+        fit_with_maps(rois.pixels.data(), rois.origins, fits);
+      else
+        fitter_->fit(RoiBatch{rois.pixels.data(), PixelType::u16, count, box_, box_, nullptr}, fits);
       origins = std::move(rois.origins);
     } else {
       auto rois = cut_rois<float>(frames, c.first_frame, c.count, c.width, c.height, candidates, box_);
-      fitter_->fit(RoiBatch{rois.pixels.data(), PixelType::f32, count, box_, box_, nullptr}, fits);
+      if (maps_)
+        fit_with_maps(rois.pixels.data(), rois.origins, fits);
+      else
+        fitter_->fit(RoiBatch{rois.pixels.data(), PixelType::f32, count, box_, box_, nullptr}, fits);
       origins = std::move(rois.origins);
     }
     return detected;
@@ -63,9 +73,39 @@ class CpuLocalizeEngine final : public LocalizeEngine {
  private:
   int box_;
   std::vector<Region> regions_;
+  // The fit settings with the maps' photons as the data (no further conversion).
+  static FitSettings in_photons(FitSettings s) {
+    s.photon_offset = 0;
+    s.photons_per_value = 1;
+    return s;
+  }
+
+  // Each ROI in photons with its variance shift from the maps, fitted, and α, β
+  // back in the camera's units (what to_localization converts to photons).
+  template <typename Pixel>
+  void fit_with_maps(const Pixel* rois, const std::vector<RoiOrigin>& origins, std::vector<FitResult>& fits) {
+    const std::int64_t n = static_cast<std::int64_t>(box_) * box_;
+    const auto count = static_cast<std::int64_t>(origins.size());
+    photons_.resize(static_cast<std::size_t>(count * n));
+    shift_.resize(photons_.size());
+    for (std::int64_t k = 0; k < count; ++k)
+      maps_->to_photons(rois + k * n, origins[k].x0, origins[k].y0, box_, box_, photons_.data() + k * n,
+                        shift_.data() + k * n);
+    fitter_->fit(RoiBatch{photons_.data(), PixelType::f32, count, box_, box_, nullptr, shift_.data()}, fits);
+    const double per_value = units_.photons_per_value;
+    for (FitResult& r : fits) {
+      r.amplitude = static_cast<float>(r.amplitude / per_value);
+      r.background = static_cast<float>(r.background / per_value + units_.photon_offset);
+      r.crlb_amplitude = static_cast<float>(r.crlb_amplitude / per_value);
+    }
+  }
+
   std::unique_ptr<DetectEngine> detector_;
+  std::shared_ptr<const CameraMaps> maps_;
+  FitSettings units_;
   std::unique_ptr<FitEngine> fitter_;
   std::vector<float> as_float_;
+  std::vector<float> photons_, shift_;
 };
 
 }  // namespace

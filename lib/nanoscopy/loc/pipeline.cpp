@@ -65,7 +65,8 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
     for (std::size_t k = 0; k < candidates.size(); ++k) {
       const auto loc = to_localization(fits[k], candidates[k].frame, origins[k].x0, origins[k].y0, settings.camera,
                                        settings.fit.model,
-                                       candidates[k].net_gradient * settings.camera.photons_per_adu());
+                                       candidates[k].net_gradient * settings.camera.photons_per_adu(),
+                                       settings.fit.estimator);
       if (accept(loc, settings.filter, settings.camera)) {
         accepted.push_back(loc);
         precisions.add(loc.lpx * settings.camera.pixel_size_nm);

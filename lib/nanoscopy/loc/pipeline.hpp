@@ -27,6 +27,7 @@ struct PipelineSettings {
   Camera camera;
   LocFilter filter;
   std::vector<Region> regions;  // only spots detected inside these (empty: everywhere)
+  std::shared_ptr<const CameraMaps> camera_maps;  // sCMOS maps for wlsq/mle (LocalizeSettings), or null
   std::int64_t chunk_frames = 256;
   bool quiet = false;
 };

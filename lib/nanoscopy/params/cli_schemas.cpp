@@ -39,6 +39,15 @@ const Schema& fit2d_schema() {
     s.choice("Fit/precision", "auto", {"auto", "float", "double"},
              "arithmetic of the fit: auto = double on the CPU, float on a GPU (the same accuracy; GeForce and "
              "Quadro cards run FP64 at 1/32 to 1/64 speed)");
+    s.choice("Fit/estimator", "lsq", {"lsq", "wlsq", "mle"},
+             "what the fit minimizes: lsq = least squares (alpha, beta in closed form; Mortensen's precision), "
+             "wlsq = weighted least squares (weights 1/max(photons, 1)), mle = Poisson maximum likelihood; wlsq and "
+             "mle fit the pixels converted to photons with the camera's Baseline, Sensitivity and Gain, and report "
+             "the Cramer-Rao bound as the precision (x sqrt 2 with EM gain)");
+    s.string("Camera/maps", "",
+             "sCMOS camera maps for wlsq/mle (maps.h5 with /offset, /gain [ADU/e-], /variance [ADU^2], or "
+             "offset.tif,gain.tif,variance.tif): each ROI is fitted in photons with its per-pixel read-noise shift "
+             "var/gain^2; empty: the movie's .yaml 'Camera maps:' entry if any (used by wlsq/mle only)");
     s.real("Filter/min sigma", 0.5, 0, {}, "drop fits with a PSF sigma below this (px)");
     s.real("Filter/max sigma", 3.0, 0, {}, "drop fits with a PSF sigma above this (px)");
     s.real("Filter/min photons", 0, 0, {}, "drop fits with fewer photons");

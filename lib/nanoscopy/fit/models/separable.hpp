@@ -131,6 +131,16 @@ struct Isotropic {
     return p[2];
   }
 
+  // One pixel for the per-pixel estimators (estimators/mle.hpp): f = X·Y and
+  // ∂f/∂p_j from the pixel's column term X and row term Y.
+  template <class T>
+  NANOSCOPY_HD static void pixel(const AxisTerm<T>& X, const AxisTerm<T>& Y, T& f, T df[n_params]) {
+    f = X.v * Y.v;
+    df[0] = X.dc * Y.v;
+    df[1] = X.v * Y.dc;
+    df[2] = X.ds * Y.v + X.v * Y.ds;
+  }
+
   template <class T>
   NANOSCOPY_HD static Sums<T, 3> sums(const T[3], const AxisSums<T>& X, const AxisSums<T>& Y,
                                       const DataSums<T>& D) {

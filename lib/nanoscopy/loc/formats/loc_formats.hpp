@@ -85,6 +85,9 @@ struct LocWriterContext {
   // The fit was elliptical (σx, σy): Picasso gets sx, sy and their ellipticity, ThunderSTORM
   // sigma1 [nm] and sigma2 [nm] (as its elliptical Gaussian writes) in place of sigma [nm].
   bool elliptical = false;
+  // Picasso HDF5: the field likelihood (the Poisson log-likelihood of mle fits,
+  // as Picasso's MLE writes it) after net_gradient.
+  bool likelihood = false;
 };
 
 // The context for localizations of the stack `info` (size, frames, pixel type),

@@ -41,8 +41,9 @@ enum PicassoColumn {
 };
 
 // Picasso Localize's least-squares fields (gausslq.locs_from_fits), in its
-// order; the fit diagnostics follow only when asked for.
-std::vector<Column> picasso_columns(bool fit_diagnostics) {
+// order, with its MLE field likelihood (gaussmle.locs_from_fits) after
+// net_gradient for mle fits; the fit diagnostics follow only when asked for.
+std::vector<Column> picasso_columns(bool fit_diagnostics, bool likelihood) {
   std::vector<Column> columns = {{"frame", ColumnType::u32},
           {"x", ColumnType::f32},
           {"y", ColumnType::f32},
@@ -54,6 +55,7 @@ std::vector<Column> picasso_columns(bool fit_diagnostics) {
           {"lpy", ColumnType::f32},
           {"ellipticity", ColumnType::f32},
           {"net_gradient", ColumnType::f32}};
+  if (likelihood) columns.push_back({"likelihood", ColumnType::f32});
   if (fit_diagnostics)
     columns.insert(columns.end(), {{"chi2", ColumnType::f32}, {"iterations", ColumnType::i32}, {"status", ColumnType::i32}});
   return columns;
@@ -68,7 +70,7 @@ class PicassoWriter final : public LocalizationWriter {
                                  std::to_string(ctx_.width) + " x " + std::to_string(ctx_.height) + ", " +
                                  std::to_string(ctx_.frames) + " frames)");
     check_yaml_context(path, ctx_);
-    table_ = create_hdf5_table_writer(path, "locs", picasso_columns(ctx_.fit_diagnostics));
+    table_ = create_hdf5_table_writer(path, "locs", picasso_columns(ctx_.fit_diagnostics, ctx_.likelihood));
   }
 
   void append(std::span<const Localization> locs) override {
@@ -116,6 +118,7 @@ class PicassoWriter final : public LocalizationWriter {
       }
       rows_.push_back(static_cast<double>(l.frame));
       for (int c = kX; c <= kNetGradient; ++c) rows_.push_back(v[c]);
+      if (ctx_.likelihood) rows_.push_back(static_cast<float>(l.likelihood));
       if (ctx_.fit_diagnostics) {
         rows_.push_back(v[kChi2]);
         rows_.push_back(l.iterations);
@@ -169,7 +172,7 @@ LocalizationFile read_picasso_hdf5(const std::string& path, double pixel_size_nm
     H5Sget_simple_extent_dims(space.get(), &rows, nullptr);
 
     // The fields we know, each converted to double by HDF5 into one packed memory row; the others
-    // (likelihood, group, z, ...) are not read.
+    // (group, z, ...) are not read.
     enum Field {
       kFieldFrame,
       kFieldX,
@@ -184,10 +187,12 @@ LocalizationFile read_picasso_hdf5(const std::string& path, double pixel_size_nm
       kFieldChi2,
       kFieldIterations,
       kFieldStatus,
+      kFieldLikelihood,
       kFieldCount
     };
-    constexpr const char* names[kFieldCount] = {
-        "frame", "x", "y", "photons", "sx", "sy", "bg", "lpx", "lpy", "net_gradient", "chi2", "iterations", "status"};
+    constexpr const char* names[kFieldCount] = {"frame", "x",    "y",          "photons", "sx",
+                                                "sy",    "bg",   "lpx",        "lpy",     "net_gradient",
+                                                "chi2",  "iterations", "status", "likelihood"};
     bool present[kFieldCount] = {};
     h5::Id memory_type = h5::type(H5Tcreate(H5T_COMPOUND, kFieldCount * sizeof(double)));
     if (!memory_type.valid()) throw InputError(path, "cannot read /locs: " + h5::last_error());
@@ -232,6 +237,7 @@ LocalizationFile read_picasso_hdf5(const std::string& path, double pixel_size_nm
         if (present[kFieldLpy]) l.lpy = v[kFieldLpy];
         if (present[kFieldNetGradient]) l.net_gradient = v[kFieldNetGradient];
         if (present[kFieldChi2]) l.chi2 = v[kFieldChi2];
+        if (present[kFieldLikelihood]) l.likelihood = v[kFieldLikelihood];
         if (present[kFieldIterations]) {
           const double it = v[kFieldIterations];
           if (!(it >= -2147483648.0 && it <= 2147483647.0) || it != std::floor(it))

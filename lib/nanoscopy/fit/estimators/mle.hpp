@@ -1,0 +1,175 @@
+// The per-pixel estimators: Poisson maximum likelihood (mle) and weighted least
+// squares (wlsq), written once for the CPU loop and the CUDA kernel, templated
+// on the scalar T and sized by the model's N shape parameters.
+//
+// Parameters θ = (p_0 … p_{N−1}, α, β): the model's shape parameters, then the
+// amplitude α and the background β as free parameters. (The implicit-amplitude
+// closed form of lsq.hpp is a property of least squares: with a Poisson or a
+// weighted objective α̂(p), β̂(p) have no closed form.) What carries over from
+// lsq: the separable per-axis terms (each pixel's f and ∂f/∂p come from its
+// column and row terms, M::pixel), the paper's initial estimate of p, and lsq's
+// closed-form α̂, β̂ at that estimate as the starting point of α, β
+// (pixel_start). The LM driver (lm.hpp) runs on all N + 2 parameters.
+//
+// Per pixel i, with the data g_i in photons and the sCMOS variance shift
+// s_i = var_i/gain_i² (0 for other cameras; core/camera_maps.hpp):
+//   μ_i = α·f_i + β + s_i,   g'_i = g_i + s_i,   ∂μ/∂θ = (α·∂f/∂p, f, 1).
+// mle (Laurence & Chromy, Nat. Methods 7, 338, 2010; as Gpufit's MLE):
+//   D = 2Σ[μ − g' − g'·ln(μ/g')] (the g'·ln g' term is 0 at g' = 0; g' < 0, left by a
+//       baseline subtracted from read noise, counts as 0),
+//   grad = Σ (g'/μ − 1)·∂μ  (= −½∇D, the Jᵀ(g − h) convention of lsq),
+//   H = Σ (g'/μ²)·∂μ∂μᵀ,
+//   and a μ ≤ 0 anywhere makes the evaluation undefined (the LM step is rejected).
+// wlsq: w = 1/max(g', 1), χ²_w = Σ w(g' − μ)², grad = Σ w(g' − μ)·∂μ, H = Σ w·∂μ∂μᵀ.
+// D and χ²_w go into Evaluation::chi2, so the LM stop rules work unchanged.
+//
+// At the estimate both report the Cramér–Rao bound from the Poisson Fisher
+// information I = Σ (1/μ)·∂μ∂μᵀ (its inverse's diagonal, by the LDLᵀ solve of
+// lm.hpp) and the Poisson log-likelihood Σ[g'·ln μ − μ − ln Γ(g' + 1)].
+#pragma once
+
+#include <math.h>
+
+#include "nanoscopy/core/hd.hpp"
+#include "nanoscopy/fit/estimators/lsq.hpp"
+#include "nanoscopy/fit/fit_types.hpp"
+#include "nanoscopy/fit/lm.hpp"
+#include "nanoscopy/fit/real.hpp"
+
+namespace nanoscopy::fit_detail {
+
+// The estimator's parameter count for a model of N shape parameters.
+template <int N>
+inline constexpr int kPixelParams = N + 2;
+
+template <class T, int P>
+NANOSCOPY_HD void clear_evaluation(Evaluation<T, P>& e) {
+  e.chi2 = e.alpha = e.beta = 0;
+  NANOSCOPY_FIT_UNROLL
+  for (int j = 0; j < triangle(P); ++j) e.h[j] = 0;
+  NANOSCOPY_FIT_UNROLL
+  for (int j = 0; j < P; ++j) e.grad[j] = 0;
+}
+
+// ∂μ/∂θ = (α·∂f/∂p_0 … α·∂f/∂p_{N−1}, f, 1) at one pixel.
+template <class T, int N>
+NANOSCOPY_HD void mu_derivatives(T f, const T df[N], T alpha, T d[N + 2]) {
+  NANOSCOPY_FIT_UNROLL
+  for (int j = 0; j < N; ++j) d[j] = alpha * df[j];
+  d[N] = f;
+  d[N + 1] = T(1);
+}
+
+// Adds w·d·dᵀ to the upper triangle h and c·d to grad.
+template <class T, int P>
+NANOSCOPY_HD void add_outer(T h[triangle(P)], T grad[P], T w, T c, const T d[P]) {
+  int idx = 0;
+  NANOSCOPY_FIT_UNROLL
+  for (int j = 0; j < P; ++j) {
+    grad[j] += c * d[j];
+    const T wd = w * d[j];
+    NANOSCOPY_FIT_UNROLL
+    for (int k = j; k < P; ++k, ++idx) h[idx] += wd * d[k];
+  }
+}
+
+struct Mle {
+  static constexpr Estimator kind = Estimator::mle;
+  static constexpr const char* name = "mle";
+  // One pixel of shifted data gs = g + s and model mu = α·f + β + s; false when μ ≤ 0.
+  template <class T, int P>
+  NANOSCOPY_HD static bool add(Evaluation<T, P>& e, T gs, T mu, const T d[P]) {
+    if (!(mu > T(0))) return false;
+    const T gp = gs > T(0) ? gs : T(0);
+    const T ratio = gp / mu;
+    e.chi2 += T(2) * (mu - gp) + (gp > T(0) ? T(2) * gp * log(ratio) : T(0));
+    add_outer<T, P>(e.h, e.grad, ratio / mu, ratio - T(1), d);
+    return true;
+  }
+};
+
+struct Wlsq {
+  static constexpr Estimator kind = Estimator::wlsq;
+  static constexpr const char* name = "wlsq";
+  template <class T, int P>
+  NANOSCOPY_HD static bool add(Evaluation<T, P>& e, T gs, T mu, const T d[P]) {
+    const T w = T(1) / (gs > T(1) ? gs : T(1));
+    const T res = gs - mu;
+    e.chi2 += w * res * res;
+    add_outer<T, P>(e.h, e.grad, w, w * res, d);
+    return true;
+  }
+};
+
+// After the pixel sums: α, β from θ, and whether everything is finite.
+template <class T, int P>
+NANOSCOPY_HD bool pixel_finish(Evaluation<T, P>& e, const T theta[P]) {
+  e.alpha = theta[P - 2];
+  e.beta = theta[P - 1];
+  bool ok = finite(e.chi2);
+  NANOSCOPY_FIT_UNROLL
+  for (int j = 0; j < P; ++j) ok = ok && finite(e.grad[j]) && finite(e.h[tri_index(P, j, j)]);
+  return ok;
+}
+
+// The start of α, β: lsq's closed form α̂, β̂ at the initial shape (when it was
+// defined), kept where μ > 0 holds: α > 0 (else the ROI's range max − min) and
+// β ≥ 0.01 photons.
+template <class T>
+NANOSCOPY_HD void pixel_start(bool have_closed_form, T alpha_hat, T beta_hat, T range, T& alpha, T& beta) {
+  alpha = have_closed_form && alpha_hat > T(0) && finite(alpha_hat) ? alpha_hat : range;
+  beta = have_closed_form && beta_hat > T(0.01) && finite(beta_hat) ? beta_hat : T(0.01);
+}
+
+// The Fisher information and log-likelihood sums at the estimate.
+template <class T, int P>
+struct FisherSums {
+  T info[triangle(P)];
+  T log_likelihood;
+  bool ok;
+};
+
+template <class T, int P>
+NANOSCOPY_HD void clear_fisher(FisherSums<T, P>& s) {
+  NANOSCOPY_FIT_UNROLL
+  for (int j = 0; j < triangle(P); ++j) s.info[j] = 0;
+  s.log_likelihood = 0;
+  s.ok = true;
+}
+
+template <class T, int P>
+NANOSCOPY_HD void add_fisher(FisherSums<T, P>& s, T gs, T mu, const T d[P]) {
+  if (!(mu > T(0))) {
+    s.ok = false;
+    return;
+  }
+  const T gp = gs > T(0) ? gs : T(0);
+  s.log_likelihood += gp * log(mu) - mu - lgamma(gp + T(1));
+  T unused[P];
+  add_outer<T, P>(s.info, unused, T(1) / mu, T(0), d);
+}
+
+// CRLB standard deviations of x̄ (θ_0), ȳ (θ_1) and α (θ_{P−2}) from the Fisher
+// information: the diagonal of I⁻¹ by the LDLᵀ solve of lm.hpp (λ = 0, one
+// right-hand side per wanted entry), and the log-likelihood, into `out`; NaN
+// where I is not positive definite.
+template <class T, int P>
+NANOSCOPY_HD void fisher_to_result(const FisherSums<T, P>& s, FitResult& out) {
+  const int wanted[3] = {0, 1, P - 2};
+  float sd[3];
+  for (int k = 0; k < 3; ++k) {
+    sd[k] = nan_float();
+    if (!s.ok) continue;
+    T unit[P], col[P];
+    NANOSCOPY_FIT_UNROLL
+    for (int j = 0; j < P; ++j) unit[j] = j == wanted[k] ? T(1) : T(0);
+    if (solve_damped<P, T>(s.info, unit, T(0), col) && col[wanted[k]] > T(0))
+      sd[k] = static_cast<float>(sqrt(col[wanted[k]]));
+  }
+  out.crlb_x = sd[0];
+  out.crlb_y = sd[1];
+  out.crlb_amplitude = sd[2];
+  out.log_likelihood = s.ok && finite_float(s.log_likelihood) ? static_cast<float>(s.log_likelihood) : nan_float();
+}
+
+}  // namespace nanoscopy::fit_detail
