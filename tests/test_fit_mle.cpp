@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <random>
 #include <string>
@@ -196,15 +197,25 @@ TEST_CASE_TEMPLATE_DEFINE("mle: gradient and matrix against finite differences o
     s[i] = i % 7 == 0 ? 3.0 : 0.0;
     g[i] = std::poisson_distribution<int>(alpha0 * f0[i] + 5 + s[i])(rng) - s[i];
   }
-  const double theta[P] = {4.0, 4.1, 1.25, alpha_for<M>(450, 1.25), 6.0};
+  // θ = (the model's shape parameters at x 4.0, y 4.1, σ 1.25; α; β), any number of shape parameters.
+  const auto make_theta = [](double beta) {
+    std::array<double, P> q{};
+    M::from_spot(4.0, 4.1, 1.25, q.data());
+    q[N] = alpha_for<M>(450, 1.25);
+    q[N + 1] = beta;
+    return q;
+  };
+  const auto theta_values = make_theta(6.0);
+  const double* theta = theta_values.data();
   const auto evaluate = [&](const double* q, auto est, Evaluation<double, P>& e) {
     clear_evaluation(e);
-    const auto ax = M::make_axis(q[2]);
+    const auto ax = M::make_axis(M::column_width(q));
+    const auto ay = M::make_axis(M::row_width(q));
     for (int r = 0; r < kSize; ++r)
       for (int c = 0; c < kSize; ++c) {
         const int i = r * kSize + c;
         double f, df[N], d[P];
-        M::pixel(M::term(ax, c - q[0]), M::term(ax, r - q[1]), f, df);
+        M::pixel(M::term(ax, c - M::column_centre(q)), M::term(ay, r - M::row_centre(q)), f, df);
         mu_derivatives<double, N>(f, df, q[N], d);
         REQUIRE(decltype(est)::add(e, g[i] + s[i], q[N] * f + q[N + 1] + s[i], d));
       }
@@ -234,14 +245,16 @@ TEST_CASE_TEMPLATE_DEFINE("mle: gradient and matrix against finite differences o
     }
   }
   // μ ≤ 0 at a pixel makes the mle evaluation undefined.
-  double bad[P] = {4.0, 4.1, 1.25, alpha_for<M>(450, 1.25), -50.0};
+  const auto bad_values = make_theta(-50.0);
+  const double* bad = bad_values.data();
   Evaluation<double, P> e;
   bool all = true;
   clear_evaluation(e);
-  const auto ax = M::make_axis(bad[2]);
+  const auto ax = M::make_axis(M::column_width(bad));
+  const auto ay = M::make_axis(M::row_width(bad));
   for (int i = 0; i < kSize * kSize && all; ++i) {
     double f, df[N], d[P];
-    M::pixel(M::term(ax, i % kSize - bad[0]), M::term(ax, i / kSize - bad[1]), f, df);
+    M::pixel(M::term(ax, i % kSize - M::column_centre(bad)), M::term(ay, i / kSize - M::row_centre(bad)), f, df);
     mu_derivatives<double, N>(f, df, bad[N], d);
     all = Mle::add(e, g[i], bad[N] * f + bad[N + 1], d);
   }

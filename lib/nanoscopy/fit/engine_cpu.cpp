@@ -234,7 +234,8 @@ FitResult fit_one_pixel(const Pixel* pixels, const float* shift, int w, int h, c
   constexpr int P = kPixelParams<N>;
   const int n = w * h;
   for (int i = 0; i < n; ++i) {
-    s.g[i] = (static_cast<real>(pixels[i]) - ps.offset) * ps.scale;
+    // Photons are carried as float, as the CUDA kernels stage them: both then fit the same data.
+    s.g[i] = static_cast<real>(static_cast<float>((static_cast<real>(pixels[i]) - ps.offset) * ps.scale));
     s.shift[i] = shift ? static_cast<real>(shift[i]) : real(0);
   }
   InitScan<real> scan = init_scan_identity<real>();
