@@ -170,28 +170,26 @@ class PixelEvaluator {
   PixelEvaluator(Scratch<T>& s, int w, int h) : s_(s), w_(w), h_(h) {}
 
   bool operator()(const T q[P], Evaluation<T, P>& e) {
-    fill(q);
     clear_evaluation(e);
-    const T alpha = q[N], beta = q[N + 1];
-    for (int r = 0; r < h_; ++r) {
-      const AxisTerm<T> Y{s_.yv[r], s_.ydc[r], s_.yds[r]};
-      for (int c = 0; c < w_; ++c) {
-        const int i = r * w_ + c;
-        T f, df[N], d[P];
-        M::pixel(AxisTerm<T>{s_.xv[c], s_.xdc[c], s_.xds[c]}, Y, f, df);
-        mu_derivatives<T, N>(f, df, alpha, d);
-        const T shift = s_.shift[i];
-        if (!E::add(e, s_.g[i] + shift, alpha * f + beta + shift, d)) return false;
-      }
-    }
-    return pixel_finish(e, q);
+    return each_pixel(q, [&](T gs, T mu, const T* d) { return E::add(e, gs, mu, d); }) && pixel_finish(e, q);
   }
 
   // The CRLB and log-likelihood at the estimate (lm_fit calls it once).
   void finish(const T q[P], FitResult& out) {
-    fill(q);
     FisherSums<T, P> fs;
     clear_fisher(fs);
+    each_pixel(q, [&](T gs, T mu, const T* d) {
+      add_fisher(fs, gs, mu, d);
+      return true;
+    });
+    fisher_to_result(fs, out);
+  }
+
+ private:
+  // Calls visit(g', μ, ∂μ/∂θ) for every pixel at θ = q, in row order; stops at the first false.
+  template <class Visit>
+  bool each_pixel(const T q[P], Visit&& visit) {
+    fill(q);
     const T alpha = q[N], beta = q[N + 1];
     for (int r = 0; r < h_; ++r) {
       const AxisTerm<T> Y{s_.yv[r], s_.ydc[r], s_.yds[r]};
@@ -201,13 +199,12 @@ class PixelEvaluator {
         M::pixel(AxisTerm<T>{s_.xv[c], s_.xdc[c], s_.xds[c]}, Y, f, df);
         mu_derivatives<T, N>(f, df, alpha, d);
         const T shift = s_.shift[i];
-        add_fisher(fs, s_.g[i] + shift, alpha * f + beta + shift, d);
+        if (!visit(s_.g[i] + shift, alpha * f + beta + shift, d)) return false;
       }
     }
-    fisher_to_result(fs, out);
+    return true;
   }
 
- private:
   void fill(const T q[P]) {
     M::fill_terms(M::make_axis(M::column_width(q)), M::column_centre(q), w_, s_.xv.data(), s_.xdc.data(),
                   s_.xds.data());
