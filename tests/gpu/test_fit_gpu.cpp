@@ -230,20 +230,8 @@ TEST_CASE("CUDA: every lanes-per-fit variant, initial guesses, degenerate ROIs")
   check_fit_agreement(compare_fits(g, c, recipe.width, recipe.height, false, "guesses"), false, "guesses");
 
   // Degenerate ROIs: constant, one bright pixel, NaN pixel, a spot far outside.
-  const int w = 9, n = 81;
-  std::vector<float> bad(static_cast<std::size_t>(4 * n), 5.0f);
-  bad[n + 40] = 900.0f;
-  for (int i = 0; i < n; ++i) bad[2 * n + i] = spots.pixels[i];
-  bad[2 * n + 7] = std::nanf("");
-  for (int r = 0; r < 9; ++r)
-    for (int col = 0; col < w; ++col)
-      bad[3 * n + r * w + col] = 5.0f + 20.0f * std::exp(-0.5f * float((col + 6) * (col + 6)));
-  RoiBatch b;
-  b.pixels = bad.data();
-  b.type = PixelType::f32;
-  b.count = 4;
-  b.width = w;
-  b.height = 9;
+  const std::vector<float> bad = test::degenerate_rois(spots.pixels);
+  RoiBatch b = test::degenerate_batch(bad);
   std::vector<FitResult> gb(4), cb(4);
   cuda_backend->fit(b, gb);
   cpu->fit(b, cb);

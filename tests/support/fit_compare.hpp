@@ -37,6 +37,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "nanoscopy/fit/engine.hpp"
 #include "nanoscopy/fit/fit_types.hpp"
 
 namespace nanoscopy::test {
@@ -112,6 +113,31 @@ inline FitAgreement compare_fits(const std::vector<FitResult>& got, const std::v
     }
   }
   return a;
+}
+
+// Four degenerate 9×9 ROIs: constant, one bright pixel, a spot (the first 81 of `spot`) with a NaN pixel, and a
+// spot far outside the ROI.
+inline std::vector<float> degenerate_rois(const std::vector<float>& spot) {
+  const int w = 9, n = 81;
+  std::vector<float> bad(static_cast<std::size_t>(4 * n), 5.0f);
+  bad[n + 40] = 900.0f;
+  for (int i = 0; i < n; ++i) bad[2 * n + i] = spot[i];
+  bad[2 * n + 7] = std::nanf("");
+  for (int r = 0; r < 9; ++r)
+    for (int col = 0; col < w; ++col)
+      bad[3 * n + r * w + col] = 5.0f + 20.0f * std::exp(-0.5f * float((col + 6) * (col + 6)));
+  return bad;
+}
+
+// The batch of degenerate_rois' four ROIs.
+inline RoiBatch degenerate_batch(const std::vector<float>& bad) {
+  RoiBatch b;
+  b.pixels = bad.data();
+  b.type = PixelType::f32;
+  b.count = 4;
+  b.width = 9;
+  b.height = 9;
+  return b;
 }
 
 // The float path on a degenerate ROI against the double reference: the same status and at most one iteration
