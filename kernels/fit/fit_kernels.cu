@@ -218,16 +218,16 @@ struct GroupPixelEvaluator {
     gs = static_cast<real>(g[i]) + s;
   }
 
-  __device__ __noinline__ bool operator()(const real q[P], Evaluation<T, P>& e) {
+  // Fills the axis terms at θ = q, then calls visit(g', μ, ∂μ/∂θ) for each of this lane's pixels.
+  template <class Visit>
+  __device__ __forceinline__ void each_pixel(const real q[P], Visit&& visit) {
     fill(q);
-    clear_evaluation(e);
-    int bad = 0;
     const int n = w * h;
     int c = c0, r = r0;
     for (int i = lane; i < n; i += G) {
       real d[P], mu, gs;
       at(q, i, c, r, d, mu, gs);
-      bad += E::add(e, gs, mu, d) ? 0 : 1;
+      visit(gs, mu, static_cast<const real*>(d));
       c += dc;
       r += dr;
       if (c >= w) {
@@ -235,6 +235,12 @@ struct GroupPixelEvaluator {
         ++r;
       }
     }
+  }
+
+  __device__ __noinline__ bool operator()(const real q[P], Evaluation<T, P>& e) {
+    clear_evaluation(e);
+    int bad = 0;
+    each_pixel(q, [&](real gs, real mu, const real* d) { bad += E::add(e, gs, mu, d) ? 0 : 1; });
     if (G > 1) {
       e.chi2 = group_sum<G>(e.chi2, mask);
 #pragma unroll
@@ -248,22 +254,9 @@ struct GroupPixelEvaluator {
 
   // The CRLB and log-likelihood at the estimate (every lane: the sums are reduced over the group).
   __device__ __noinline__ void finish(const real q[P], FitResult& out) {
-    fill(q);
     FisherSums<T, P> fs;
     clear_fisher(fs);
-    const int n = w * h;
-    int c = c0, r = r0;
-    for (int i = lane; i < n; i += G) {
-      real d[P], mu, gs;
-      at(q, i, c, r, d, mu, gs);
-      add_fisher(fs, gs, mu, d);
-      c += dc;
-      r += dr;
-      if (c >= w) {
-        c -= w;
-        ++r;
-      }
-    }
+    each_pixel(q, [&](real gs, real mu, const real* d) { add_fisher(fs, gs, mu, d); });
     if (G > 1) {
 #pragma unroll
       for (int j = 0; j < triangle(P); ++j) fs.info[j] = group_sum<G>(fs.info[j], mask);
