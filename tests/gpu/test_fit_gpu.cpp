@@ -43,6 +43,22 @@ RoiBatch batch_of(const SimulatedSpots& s, bool u16, const SpotGuess* initial = 
 using test::check_fit_agreement;
 using test::compare_fits;
 
+// A ROI shape and the signal and background of its simulated spots.
+struct Shape {
+  int w, h;
+  double signal, background;
+};
+
+SpotRecipe recipe_for(const Shape& shape, ShapeModel model) {
+  SpotRecipe recipe;
+  recipe.width = shape.w;
+  recipe.height = shape.h;
+  recipe.signal = shape.signal;
+  recipe.background = shape.background;
+  recipe.model = model;
+  return recipe;
+}
+
 Device gpu_device() {
   return select_device(DeviceRequest::parse("cuda"), true);
 }
@@ -51,10 +67,6 @@ Device gpu_device() {
 
 TEST_CASE("CUDA fits equal the CPU reference: sizes, shapes, pixel types, every model") {
   const Device gpu = gpu_device();
-  struct Shape {
-    int w, h;
-    double signal, background;
-  };
   const Shape shapes[] = {{1, 9, 400, 40}, {5, 11, 400, 40},  {7, 7, 400, 40},
                           {9, 9, 400, 40}, {13, 13, 400, 40}, {32, 32, 4000, 1024}};
   const std::int64_t counts[] = {1, 31, 1000, 100000};
@@ -76,12 +88,7 @@ TEST_CASE("CUDA fits equal the CPU reference: sizes, shapes, pixel types, every 
         if (model == ShapeModel::elliptical && std::min(shape.w, shape.h) < 2) continue;
         if (model != ShapeModel::sampled && count == 100000 && shape.w * shape.h > 200) continue;
         if (nanoscopy::test::gpu_sanitizer_run() && count > 1000) continue;
-        SpotRecipe recipe;
-        recipe.width = shape.w;
-        recipe.height = shape.h;
-        recipe.signal = shape.signal;
-        recipe.background = shape.background;
-        recipe.model = model;
+        const SpotRecipe recipe = recipe_for(shape, model);
         const auto spots = simulate_spots(recipe, count, 1000 + static_cast<std::uint64_t>(count) + shape.w);
         for (bool u16 : {true, false}) {
           char what[128];
@@ -107,10 +114,6 @@ TEST_CASE("CUDA fits equal the CPU reference: sizes, shapes, pixel types, every 
 // wlsq and mle on CUDA against the CPU reference in `precision`: both models, variance shifts, photon scale.
 void compare_per_pixel_estimators(FitPrecision precision) {
   const Device gpu = gpu_device();
-  struct Shape {
-    int w, h;
-    double signal, background;
-  };
   const Shape shapes[] = {{5, 11, 400, 40}, {7, 7, 400, 40}, {9, 9, 400, 324}, {13, 13, 2000, 1000}};
   const std::int64_t counts[] = {1, 1000, 20000};
   std::vector<ShapeModel> models;
@@ -135,12 +138,7 @@ void compare_per_pixel_estimators(FitPrecision precision) {
           for (const Shape& shape : shapes)
             for (std::int64_t count : counts) {
               if (nanoscopy::test::gpu_sanitizer_run() && count > 1000) continue;
-              SpotRecipe recipe;
-              recipe.width = shape.w;
-              recipe.height = shape.h;
-              recipe.signal = shape.signal;
-              recipe.background = shape.background;
-              recipe.model = model;
+              const SpotRecipe recipe = recipe_for(shape, model);
               const auto spots = simulate_spots(recipe, count, 2000 + static_cast<std::uint64_t>(count) + shape.w);
               std::vector<float> shift;
               if (variant == 1) {
