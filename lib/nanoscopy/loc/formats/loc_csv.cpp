@@ -178,7 +178,7 @@ std::optional<double> parse_number(std::string_view text) {
 }
 
 // What a column holds and how its values convert to Localization units.
-enum class Field { ignored, frame, x, y, sigma, sigma_y, photons, background, lpx, chi2, iterations, status };
+enum class Field { ignored, frame, x, y, sigma, sigma_y, photons, background, lpx, chi2, iterations, status, count };
 enum class Unit { none, nm, px, um };
 
 struct ColumnRole {
@@ -244,7 +244,7 @@ LocalizationFile read_thunderstorm_csv(const std::string& path, double pixel_siz
   split_record(line, fields, storage);
   const std::vector<std::string> labels(fields.begin(), fields.end());
   std::vector<ColumnRole> roles;
-  bool has[11] = {};
+  bool has[static_cast<int>(Field::count)] = {};  // sized by the enum, so a new field cannot overrun it
   for (const auto& label : labels) {
     const ColumnRole role = column_role(label, path);
     if (role.field != Field::ignored && has[static_cast<int>(role.field)])
@@ -330,6 +330,7 @@ LocalizationFile read_thunderstorm_csv(const std::string& path, double pixel_siz
           l.status = static_cast<FitStatus>(whole(0, static_cast<double>(FitStatus::invalid_roi)));
           break;
         case Field::ignored:
+        case Field::count:
           break;
       }
     }
