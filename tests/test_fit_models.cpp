@@ -250,7 +250,8 @@ TEST_CASE_TEMPLATE_DEFINE("float fit math equals the double reference within its
     CHECK(std::abs(conv_f - conv_d) / n < 0.005);
     CHECK(std::abs(it_f - it_d) / n < 0.5);
     CHECK(close * 100 >= both * 99);
-    CHECK(same_status / n >= 0.9);  // χ² from the closed form in float: 60–87 % (kResidualChi2)
+    // χ² from the closed form in float: 60–87 % (kResidualChi2); the astigmatic model, flat in z, 83–89 %.
+    CHECK(same_status / n >= (M::shape == ShapeModel::astigmatic ? 0.8 : 0.9));
   }
 }
 TEST_CASE_TEMPLATE_APPLY(float_cases, AsTuple<fit_detail::FitModels>::type);
@@ -442,6 +443,8 @@ TEST_CASE("float fit math meets the GPU test's float tolerances on its shapes") 
       for (std::int64_t count : {31, 3000}) {
         // One column holds no σx (α absorbs it): float and double wander apart there by design.
         if (model == ShapeModel::elliptical && std::min(shape.w, shape.h) < 2) continue;
+        // A spot ±400 nm out of focus is up to 2.5 px wide: a 3D ROI is at least 9 px on a side.
+        if (model == ShapeModel::astigmatic && std::min(shape.w, shape.h) < 9) continue;
         SpotRecipe recipe;
         recipe.width = shape.w;
         recipe.height = shape.h;
@@ -460,7 +463,7 @@ TEST_CASE("float fit math meets the GPU test's float tolerances on its shapes") 
                         << ", both converged " << a.both_converged << ", well conditioned " << a.well_conditioned << ", beyond 1e-3 " << a.field_mismatch
                        << ", max |Δ| " << a.max_position_difference << " px, Σ Δiterations "
                        << a.iteration_difference);
-          test::check_fit_agreement(a, false, what);
+          test::check_fit_agreement(a, false, what, model == ShapeModel::astigmatic);
         }
       }
 }

@@ -69,6 +69,7 @@ struct GroupEvaluator {
   using DataSums = typename M::template DataSums<T>;
   using real = T;
 
+  M model;         // the batch's model object (constants of the astigmatic model; empty otherwise)
   const float* g;  // the staged ROI (shared)
   real* tab;       // 3·(width + height) values (shared): v, dc, ds; columns then rows
   int w, h, lane;
@@ -82,9 +83,9 @@ struct GroupEvaluator {
   // which keeps three 128-thread blocks per SM instead of two.
   __device__ __noinline__ bool operator()(const real p[N], Evaluation<T, N>& e) {
     const int t = w + h;
-    const auto ax = M::make_axis(M::column_width(p));
-    const auto ay = M::make_axis(M::row_width(p));
-    const real cx = M::column_centre(p), cy = M::row_centre(p);
+    const auto ax = model.make_axis(model.column_width(p));
+    const auto ay = model.make_axis(model.row_width(p));
+    const real cx = model.column_centre(p), cy = model.row_centre(p);
     AxisSums<T> xs, ys;
     clear(xs);
     clear(ys);
@@ -140,7 +141,7 @@ struct GroupEvaluator {
 #pragma unroll
       for (int j = 0; j < DataSums::size; ++j) d.s[j] = group_sum<G>(d.s[j], mask);
     }
-    if (!lsq_assemble(M::sums(p, xs, ys, d), k, e)) return false;
+    if (!lsq_assemble(model.sums(p, xs, ys, d), k, e)) return false;
     if constexpr (kResidualChi2<T>) {
       // χ² from the residuals (see kResidualChi2): a second pass over this lane's pixels.
       real chi2 = 0;
@@ -176,8 +177,9 @@ struct GroupPixelEvaluator {
   static constexpr int P = kPixelParams<N>;
   using real = T;
 
+  M model;
   const float* g;      // the staged ROI in photons (shared)
-  const float* shift;  // the staged variance shifts (shared)
+  const float* shift;  // the staged variance shifts (shared), or null: 0
   real* tab;
   int w, h, lane;
   int c0, r0, dc, dr;
@@ -185,9 +187,9 @@ struct GroupPixelEvaluator {
 
   __device__ void fill(const real q[P]) {
     const int t = w + h;
-    const auto ax = M::make_axis(M::column_width(q));
-    const auto ay = M::make_axis(M::row_width(q));
-    const real cx = M::column_centre(q), cy = M::row_centre(q);
+    const auto ax = model.make_axis(model.column_width(q));
+    const auto ay = model.make_axis(model.row_width(q));
+    const real cx = model.column_centre(q), cy = model.row_centre(q);
     __syncwarp(mask);
     int j = lane;
     for (; j < w; j += G) {
@@ -211,9 +213,9 @@ struct GroupPixelEvaluator {
     const AxisTerm<T> X{tab[c], tab[t + c], tab[2 * t + c]};
     const AxisTerm<T> Y{tab[w + r], tab[t + w + r], tab[2 * t + w + r]};
     real f, df[N];
-    M::pixel(X, Y, f, df);
+    model.pixel(q, X, Y, f, df);
     mu_derivatives<T, N>(f, df, q[N], d);
-    const real s = static_cast<real>(shift[i]);
+    const real s = shift ? static_cast<real>(shift[i]) : real(0);
     mu = q[N] * f + q[N + 1] + s;
     gs = static_cast<real>(g[i]) + s;
   }
@@ -263,12 +265,48 @@ struct GroupPixelEvaluator {
       fs.log_likelihood = group_sum<G>(fs.log_likelihood, mask);
       fs.ok = group_sum<G>(fs.ok ? 0 : 1, mask) == 0;
     }
-    fisher_to_result(fs, out);
+    fisher_to_result<T, P, z_index<M>()>(fs, out);
   }
 };
 
+// A 3D model's CRLB after an lsq fit, as the CPU engine's lsq_crlb: the
+// Poisson Fisher information at the estimate in photons (no variance shift:
+// lsq does not stage it), by the per-pixel evaluator's finish on the lsq group.
+template <int G, class M, class T>
+__device__ void lsq_crlb(const M& model, const GroupEvaluator<G, M, T>& eval, FitResult& r, const KernelArgs<T>& a) {
+  constexpr int N = M::n_params;
+  constexpr int P = kPixelParams<N>;
+  static_assert(N == 3, "θ is rebuilt from (x, y, z)");
+  if (!(r.status != FitStatus::invalid_roi && finite_float(r.amplitude) && finite_float(r.background))) return;
+  T theta[P];
+  theta[0] = r.x;
+  theta[1] = r.y;
+  theta[M::z_param] = r.z;
+  theta[N] = static_cast<T>(r.amplitude) * a.photons_per_value;
+  theta[N + 1] = (static_cast<T>(r.background) - a.photon_offset) * a.photons_per_value;
+  GroupPixelEvaluator<G, M, Mle, T> pe;
+  pe.model = model;
+  pe.g = eval.g;
+  pe.shift = nullptr;
+  pe.tab = eval.tab;
+  pe.w = eval.w;
+  pe.h = eval.h;
+  pe.lane = eval.lane;
+  pe.c0 = eval.c0;
+  pe.r0 = eval.r0;
+  pe.dc = eval.dc;
+  pe.dr = eval.dr;
+  pe.mask = eval.mask;
+  FitResult f;
+  pe.finish(theta, f);
+  r.crlb_x = f.crlb_x;
+  r.crlb_y = f.crlb_y;
+  r.crlb_z = f.crlb_z;
+  r.crlb_amplitude = static_cast<float>(static_cast<T>(f.crlb_amplitude) / a.photons_per_value);
+}
+
 template <typename Pixel, int G, class M, class T, class E>
-__global__ void fit_kernel(KernelArgs<T> a) {
+__global__ void fit_kernel(KernelArgs<T> a, M model) {
   using real = T;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   const int w = a.width, h = a.height, n = w * h, t = w + h;
@@ -312,16 +350,17 @@ __global__ void fit_kernel(KernelArgs<T> a) {
   real start[M::n_params];
   if (a.initial) {
     const SpotGuess guess = a.initial[fit];
-    M::from_spot(real(guess.x), real(guess.y), real(guess.sigma), start);
+    model.from_spot(real(guess.x), real(guess.y), real(guess.sigma), start);
   } else {
     const real threshold = init_threshold(scan);
     int above = 0;
     for (int i = lane; i < n; i += G) above += static_cast<real>(g[i]) > threshold ? 1 : 0;
     above = group_sum<G>(above, mask);
-    M::from_spot(real(scan.best_index % w), real(scan.best_index / w), init_sigma<T>(above), start);
+    model.from_spot(real(scan.best_index % w), real(scan.best_index / w), init_sigma<T>(above), start);
   }
 
   GroupEvaluator<G, M, T> eval;
+  eval.model = model;
   eval.g = g;
   eval.tab = tables + static_cast<std::size_t>(slot) * 3 * t;
   eval.w = w;
@@ -334,7 +373,8 @@ __global__ void fit_kernel(KernelArgs<T> a) {
   eval.mask = mask;
   eval.k = RoiConstants<T>{static_cast<real>(n), scan.sum, scan.sum2};
   if constexpr (!per_pixel) {
-    const FitResult r = lm_fit<M>(eval, start, w, h, n, a.limits);
+    FitResult r = lm_fit<M, M::n_params>(model, eval, start, w, h, n, a.limits);
+    if constexpr (z_index<M>() >= 0) lsq_crlb(model, eval, r, a);
     if (lane == 0) a.out[fit] = r;
   } else {
     // lsq's closed-form α̂, β̂ at the initial shape start α, β (estimators/mle.hpp).
@@ -348,6 +388,7 @@ __global__ void fit_kernel(KernelArgs<T> a) {
     for (int j = 0; j < N; ++j) theta[j] = start[j];
     pixel_start(have, closed.alpha, closed.beta, scan.max - scan.min, theta[N], theta[N + 1]);
     GroupPixelEvaluator<G, M, E, T> pe;
+    pe.model = model;
     pe.g = g;
     pe.shift = shifts + slot * a.pixel_stride;
     pe.tab = eval.tab;
@@ -359,7 +400,7 @@ __global__ void fit_kernel(KernelArgs<T> a) {
     pe.dc = eval.dc;
     pe.dr = eval.dr;
     pe.mask = mask;
-    FitResult r = lm_fit<M, P>(pe, theta, w, h, n, a.limits);
+    FitResult r = lm_fit<M, P>(model, pe, theta, w, h, n, a.limits);
     const real inv = real(1) / a.photons_per_value;
     r.amplitude = static_cast<float>(static_cast<real>(r.amplitude) * inv);
     r.background = static_cast<float>(static_cast<real>(r.background) * inv + a.photon_offset);
@@ -369,25 +410,25 @@ __global__ void fit_kernel(KernelArgs<T> a) {
 }
 
 template <typename Pixel, class M, class T, class E>
-void launch_typed(const KernelArgs<T>& args, const FitGeometry& geo, int blocks, cudaStream_t stream) {
+void launch_typed(const KernelArgs<T>& args, const M& model, const FitGeometry& geo, int blocks, cudaStream_t stream) {
   switch (geo.lanes) {
     case 1:
-      fit_kernel<Pixel, 1, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
+      fit_kernel<Pixel, 1, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args, model);
       break;
     case 2:
-      fit_kernel<Pixel, 2, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
+      fit_kernel<Pixel, 2, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args, model);
       break;
     case 4:
-      fit_kernel<Pixel, 4, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
+      fit_kernel<Pixel, 4, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args, model);
       break;
     case 8:
-      fit_kernel<Pixel, 8, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
+      fit_kernel<Pixel, 8, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args, model);
       break;
     case 16:
-      fit_kernel<Pixel, 16, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
+      fit_kernel<Pixel, 16, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args, model);
       break;
     case 32:
-      fit_kernel<Pixel, 32, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args);
+      fit_kernel<Pixel, 32, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args, model);
       break;
     default:
       throw UsageError("fit", "lanes per fit must be 1, 2, 4, 8, 16 or 32");
@@ -455,11 +496,12 @@ void launch_in(const FitLaunch& launch, const FitGeometry& geo, cudaStream_t str
   if (launch.settings.estimator != Estimator::lsq && !(launch.settings.photons_per_value > 0))
     throw UsageError("fit", "photons per pixel value must be positive");
   const bool known = dispatch_model(launch.settings.model, [&]<class M>(M) {
+    const M model = make_model<M>(launch.settings);
     dispatch_estimator(launch.settings.estimator, [&]<class E>(E) {
       if (launch.pixels_u16)
-        launch_typed<std::uint16_t, M, T, E>(args, geo, static_cast<int>(blocks), stream);
+        launch_typed<std::uint16_t, M, T, E>(args, model, geo, static_cast<int>(blocks), stream);
       else
-        launch_typed<float, M, T, E>(args, geo, static_cast<int>(blocks), stream);
+        launch_typed<float, M, T, E>(args, model, geo, static_cast<int>(blocks), stream);
     });
   });
   if (!known) throw UsageError("fit", "the spot model is not one the fitter knows");

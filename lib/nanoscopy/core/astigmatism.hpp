@@ -4,8 +4,8 @@
 //   σ(z) = σ0 · sqrt(1 + u² + A·u³ + B·u⁴),   u = (z − c) / d
 //
 // (σ0 the width in focus, c the axis's focal plane, d the depth of focus, A and
-// B the higher-order terms). The math is header-only and NANOSCOPY_HD, so a CUDA
-// kernel evaluates the same function as the CPU.
+// B the higher-order terms). The curves themselves are core/defocus_curve.hpp
+// (header-only, NANOSCOPY_HD: the fit kernels evaluate the CPU's function).
 //
 // File (JSON, e.g. astig.json; all lengths in nm):
 //   {"format": "nanoscopy astigmatic calibration", "version": 1,
@@ -15,61 +15,12 @@
 //    "y": {"sigma0": 130, "c": 250, "d": 400, "A": 0, "B": 0}}
 #pragma once
 
-#include <math.h>
-
 #include <span>
 #include <string>
 
-#include "nanoscopy/core/hd.hpp"
+#include "nanoscopy/core/defocus_curve.hpp"
 
 namespace nanoscopy {
-
-// One axis's defocus curve; σ0 in the unit σ is wanted in (nm or px), c and d
-// in the unit of z (nm).
-template <typename T>
-struct DefocusCurve {
-  T sigma0 = 1, c = 0, d = 1, a = 0, b = 0;
-
-  // 1 + u² + A u³ + B u⁴, kept at least a tiny positive value so that σ stays
-  // defined (and positive) where a fitted polynomial would dip below zero.
-  NANOSCOPY_HD T radicand(T z) const {
-    const T u = (z - c) / d;
-    const T q = T(1) + u * u * (T(1) + u * (a + u * b));
-    return q > T(1e-6) ? q : T(1e-6);
-  }
-  NANOSCOPY_HD T sigma(T z) const { return sigma0 * sqrt_hd(radicand(z)); }
-  // σ and dσ/dz together: dσ/dz = σ0 (2u + 3A u² + 4B u³) / (2 d sqrt(q)).
-  NANOSCOPY_HD void evaluate(T z, T& s, T& ds_dz) const {
-    const T u = (z - c) / d;
-    const T q0 = T(1) + u * u * (T(1) + u * (a + u * b));
-    const T q = q0 > T(1e-6) ? q0 : T(1e-6);
-    const T r = sqrt_hd(q);
-    s = sigma0 * r;
-    ds_dz = q0 > T(1e-6) ? sigma0 * (u * (T(2) + u * (T(3) * a + T(4) * b * u))) / (T(2) * d * r) : T(0);
-  }
-  NANOSCOPY_HD T derivative(T z) const {
-    T s, ds;
-    evaluate(z, s, ds);
-    return ds;
-  }
-
- private:
-  NANOSCOPY_HD static T sqrt_hd(T v) { return sqrt(v); }  // <math.h>'s overloads, host and device
-};
-
-// Both axes of an astigmatic PSF, as an estimator uses it: z in nm, σ in the
-// unit of the curves' σ0 (pixels after AstigmaticCalibration::in_pixels).
-template <typename T>
-struct AstigmaticPsf {
-  DefocusCurve<T> x, y;
-  T z_min = 0, z_max = 0;  // the calibrated range, nm
-
-  NANOSCOPY_HD void evaluate(T z, T& sx, T& sy, T& dsx_dz, T& dsy_dz) const {
-    x.evaluate(z, sx, dsx_dz);
-    y.evaluate(z, sy, dsy_dz);
-  }
-  NANOSCOPY_HD T clamp_z(T z) const { return z < z_min ? z_min : (z > z_max ? z_max : z); }
-};
 
 // The calibration as a file holds it: σ0, c and d in nm.
 struct AstigmaticCalibration {

@@ -122,12 +122,14 @@ class CpuEvaluator {
  public:
   static constexpr int N = M::n_params;
 
-  CpuEvaluator(Scratch<T>& s, int w, int h, const RoiConstants<T>& k) : s_(s), w_(w), h_(h), k_(k) {}
+  CpuEvaluator(const M& model, Scratch<T>& s, int w, int h, const RoiConstants<T>& k)
+      : model_(model), s_(s), w_(w), h_(h), k_(k) {}
 
   bool operator()(const T p[N], Evaluation<T, N>& e) {
-    M::fill_terms(M::make_axis(M::column_width(p)), M::column_centre(p), w_, s_.xv.data(), s_.xdc.data(),
-                  s_.xds.data());
-    M::fill_terms(M::make_axis(M::row_width(p)), M::row_centre(p), h_, s_.yv.data(), s_.ydc.data(), s_.yds.data());
+    model_.fill_terms(model_.make_axis(model_.column_width(p)), model_.column_centre(p), w_, s_.xv.data(),
+                      s_.xdc.data(), s_.xds.data());
+    model_.fill_terms(model_.make_axis(model_.row_width(p)), model_.row_centre(p), h_, s_.yv.data(), s_.ydc.data(),
+                      s_.yds.data());
     AxisSums<T> xs, ys;
     clear(xs);
     clear(ys);
@@ -135,7 +137,7 @@ class CpuEvaluator {
     for (int r = 0; r < h_; ++r) accumulate(ys, AxisTerm<T>{s_.yv[r], s_.ydc[r], s_.yds[r]});
     const auto d = data_sums<typename M::template DataSums<T>>(s_.g.data(), s_.xv.data(), s_.xdc.data(), s_.xds.data(),
                                                    s_.yv.data(), s_.ydc.data(), s_.yds.data(), w_, h_);
-    if (!lsq_assemble(M::sums(p, xs, ys, d), k_, e)) return false;
+    if (!lsq_assemble(model_.sums(p, xs, ys, d), k_, e)) return false;
     if constexpr (kResidualChi2<T>) e.chi2 = residual_chi2(e);
     return true;
   }
@@ -154,6 +156,7 @@ class CpuEvaluator {
     return chi2;
   }
 
+  const M& model_;
   Scratch<T>& s_;
   int w_, h_;
   RoiConstants<T> k_;
@@ -167,7 +170,7 @@ class PixelEvaluator {
   static constexpr int N = M::n_params;
   static constexpr int P = kPixelParams<N>;
 
-  PixelEvaluator(Scratch<T>& s, int w, int h) : s_(s), w_(w), h_(h) {}
+  PixelEvaluator(const M& model, Scratch<T>& s, int w, int h) : model_(model), s_(s), w_(w), h_(h) {}
 
   bool operator()(const T q[P], Evaluation<T, P>& e) {
     clear_evaluation(e);
@@ -182,7 +185,7 @@ class PixelEvaluator {
       add_fisher(fs, gs, mu, d);
       return true;
     });
-    fisher_to_result(fs, out);
+    fisher_to_result<T, P, z_index<M>()>(fs, out);
   }
 
  private:
@@ -196,7 +199,7 @@ class PixelEvaluator {
       for (int c = 0; c < w_; ++c) {
         const int i = r * w_ + c;
         T f, df[N], d[P];
-        M::pixel(AxisTerm<T>{s_.xv[c], s_.xdc[c], s_.xds[c]}, Y, f, df);
+        model_.pixel(q, AxisTerm<T>{s_.xv[c], s_.xdc[c], s_.xds[c]}, Y, f, df);
         mu_derivatives<T, N>(f, df, alpha, d);
         const T shift = s_.shift[i];
         if (!visit(s_.g[i] + shift, alpha * f + beta + shift, d)) return false;
@@ -206,11 +209,13 @@ class PixelEvaluator {
   }
 
   void fill(const T q[P]) {
-    M::fill_terms(M::make_axis(M::column_width(q)), M::column_centre(q), w_, s_.xv.data(), s_.xdc.data(),
-                  s_.xds.data());
-    M::fill_terms(M::make_axis(M::row_width(q)), M::row_centre(q), h_, s_.yv.data(), s_.ydc.data(), s_.yds.data());
+    model_.fill_terms(model_.make_axis(model_.column_width(q)), model_.column_centre(q), w_, s_.xv.data(),
+                      s_.xdc.data(), s_.xds.data());
+    model_.fill_terms(model_.make_axis(model_.row_width(q)), model_.row_centre(q), h_, s_.yv.data(), s_.ydc.data(),
+                      s_.yds.data());
   }
 
+  const M& model_;
   Scratch<T>& s_;
   int w_, h_;
 };
@@ -225,7 +230,7 @@ struct PhotonScale {
 // the scratch, the paper's initial estimate of p, lsq's α̂, β̂ there as the
 // start of α, β, then LM on (p, α, β); α and β are reported in pixel units.
 template <class M, class E, class real, typename Pixel>
-FitResult fit_one_pixel(const Pixel* pixels, const float* shift, int w, int h, const SpotGuess* guess,
+FitResult fit_one_pixel(const M& model, const Pixel* pixels, const float* shift, int w, int h, const SpotGuess* guess,
                         const FitLimits<real>& st, PhotonScale<real> ps, Scratch<real>& s) {
   constexpr int N = M::n_params;
   constexpr int P = kPixelParams<N>;
@@ -241,19 +246,19 @@ FitResult fit_one_pixel(const Pixel* pixels, const float* shift, int w, int h, c
   if (scan.nonfinite > 0 || !(scan.max > scan.min)) return invalid_result();
   real theta[P];
   if (guess) {
-    M::from_spot(real(guess->x), real(guess->y), real(guess->sigma), theta);
+    model.from_spot(real(guess->x), real(guess->y), real(guess->sigma), theta);
   } else {
     const real threshold = init_threshold(scan);
     int above = 0;
     for (int i = 0; i < n; ++i) above += s.g[i] > threshold ? 1 : 0;
-    M::from_spot(real(scan.best_index % w), real(scan.best_index / w), init_sigma<real>(above), theta);
+    model.from_spot(real(scan.best_index % w), real(scan.best_index / w), init_sigma<real>(above), theta);
   }
-  CpuEvaluator<M, real> lsq(s, w, h, RoiConstants<real>{static_cast<real>(n), scan.sum, scan.sum2});
+  CpuEvaluator<M, real> lsq(model, s, w, h, RoiConstants<real>{static_cast<real>(n), scan.sum, scan.sum2});
   Evaluation<real, N> closed{};
   const bool have = finite(theta[0]) && finite(theta[1]) && finite(theta[2]) && lsq(theta, closed);
   pixel_start(have, closed.alpha, closed.beta, scan.max - scan.min, theta[N], theta[N + 1]);
-  PixelEvaluator<M, E, real> eval(s, w, h);
-  FitResult r = lm_fit<M, P>(eval, theta, w, h, n, st);
+  PixelEvaluator<M, E, real> eval(model, s, w, h);
+  FitResult r = lm_fit<M, P>(model, eval, theta, w, h, n, st);
   const float inv = static_cast<float>(real(1) / ps.scale);
   r.amplitude *= inv;
   r.background = r.background * inv + static_cast<float>(ps.offset);
@@ -261,9 +266,35 @@ FitResult fit_one_pixel(const Pixel* pixels, const float* shift, int w, int h, c
   return r;
 }
 
+// A 3D model's CRLB after an lsq fit (lsq has no likelihood of its own, but
+// the bound is the data's, not the estimator's, and the z column needs it): the
+// Poisson Fisher information at the estimate in photons, by the per-pixel
+// evaluator's finish; the log-likelihood stays NaN, as for every lsq fit.
+template <class M, class real>
+void lsq_crlb(const M& model, FitResult& r, const float* shift, int w, int h, PhotonScale<real> ps, Scratch<real>& s) {
+  constexpr int N = M::n_params;
+  constexpr int P = kPixelParams<N>;
+  static_assert(N == 3, "θ is rebuilt from (x, y, z)");
+  if (!(r.status != FitStatus::invalid_roi && finite_float(r.amplitude) && finite_float(r.background))) return;
+  real theta[P];
+  theta[0] = r.x;
+  theta[1] = r.y;
+  theta[M::z_param] = r.z;
+  theta[N] = (real(r.amplitude)) * ps.scale;
+  theta[N + 1] = (real(r.background) - ps.offset) * ps.scale;
+  for (int i = 0; i < w * h; ++i) s.shift[i] = shift ? static_cast<real>(shift[i]) : real(0);
+  PixelEvaluator<M, Mle, real> eval(model, s, w, h);
+  FitResult f;
+  eval.finish(theta, f);
+  r.crlb_x = f.crlb_x;
+  r.crlb_y = f.crlb_y;
+  r.crlb_z = f.crlb_z;
+  r.crlb_amplitude = static_cast<float>(real(f.crlb_amplitude) / ps.scale);
+}
+
 template <class M, class real, typename Pixel>
-FitResult fit_one(const Pixel* pixels, int w, int h, const SpotGuess* guess, const FitLimits<real>& st,
-                  Scratch<real>& s) {
+FitResult fit_one(const M& model, const Pixel* pixels, const float* shift, int w, int h, const SpotGuess* guess,
+                  const FitLimits<real>& st, PhotonScale<real> ps, Scratch<real>& s) {
   const int n = w * h;
   for (int i = 0; i < n; ++i) s.g[i] = static_cast<real>(pixels[i]);
   InitScan<real> scan = init_scan_identity<real>();
@@ -272,15 +303,17 @@ FitResult fit_one(const Pixel* pixels, int w, int h, const SpotGuess* guess, con
   if (scan.nonfinite > 0 || !(scan.max > scan.min)) return invalid_result();
   real start[M::n_params];
   if (guess) {
-    M::from_spot(real(guess->x), real(guess->y), real(guess->sigma), start);
+    model.from_spot(real(guess->x), real(guess->y), real(guess->sigma), start);
   } else {
     const real threshold = init_threshold(scan);
     int above = 0;
     for (int i = 0; i < n; ++i) above += s.g[i] > threshold ? 1 : 0;
-    M::from_spot(real(scan.best_index % w), real(scan.best_index / w), init_sigma<real>(above), start);
+    model.from_spot(real(scan.best_index % w), real(scan.best_index / w), init_sigma<real>(above), start);
   }
-  CpuEvaluator<M, real> eval(s, w, h, RoiConstants<real>{static_cast<real>(n), scan.sum, scan.sum2});
-  return lm_fit<M>(eval, start, w, h, n, st);
+  CpuEvaluator<M, real> eval(model, s, w, h, RoiConstants<real>{static_cast<real>(n), scan.sum, scan.sum2});
+  FitResult r = lm_fit<M>(model, eval, start, w, h, n, st);
+  if constexpr (z_index<M>() >= 0) lsq_crlb(model, r, shift, w, h, ps, s);
+  return r;
 }
 
 class CpuFitEngine final : public FitEngine {
@@ -327,18 +360,19 @@ class CpuFitEngine final : public FitEngine {
     const std::int64_t n = b.roi_pixels();
     const FitLimits<T> limits = fit_limits<T>(settings_);
     const PhotonScale<T> ps{static_cast<T>(settings_.photon_offset), static_cast<T>(settings_.photons_per_value)};
+    const M model = make_model<M>(settings_);
     for (std::int64_t i = first; i < last; ++i) {
       const SpotGuess* guess = b.initial ? b.initial + i : nullptr;
       const float* shift = b.variance_shift ? b.variance_shift + i * n : nullptr;
       switch (settings_.estimator) {
         case Estimator::lsq:
-          out[i] = fit_one<M>(pixels + i * n, b.width, b.height, guess, limits, s);
+          out[i] = fit_one(model, pixels + i * n, shift, b.width, b.height, guess, limits, ps, s);
           break;
         case Estimator::wlsq:
-          out[i] = fit_one_pixel<M, Wlsq>(pixels + i * n, shift, b.width, b.height, guess, limits, ps, s);
+          out[i] = fit_one_pixel<M, Wlsq>(model, pixels + i * n, shift, b.width, b.height, guess, limits, ps, s);
           break;
         case Estimator::mle:
-          out[i] = fit_one_pixel<M, Mle>(pixels + i * n, shift, b.width, b.height, guess, limits, ps, s);
+          out[i] = fit_one_pixel<M, Mle>(model, pixels + i * n, shift, b.width, b.height, guess, limits, ps, s);
           break;
       }
     }

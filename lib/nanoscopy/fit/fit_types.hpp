@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "nanoscopy/core/defocus_curve.hpp"
+
 namespace nanoscopy {
 
 // The normalized spot shape f(x, y; x̄, ȳ, σ) of the model h = α·f + β.
@@ -11,6 +13,7 @@ enum class ShapeModel : std::uint8_t {
   sampled,     // f = exp(−((x−x̄)² + (y−ȳ)²)/(2σ²)) at pixel centres (paper eq. 10); α = peak height
   integrated,  // f = pixel integral of a unit-mass Gaussian (erf differences); α = integrated counts
   elliptical,  // integrated, with σx ≠ σy: p = (x̄, ȳ, σx, σy); α = integrated counts
+  astigmatic,  // integrated 3D: p = (x̄, ȳ, z), σx(z), σy(z) from FitSettings::astigmatism; α = integrated counts
 };
 
 // The scalar of the fit math. automatic: the backend's default, double on the
@@ -52,6 +55,10 @@ struct FitSettings {
   // background are reported back in pixel units, as lsq's. lsq ignores both.
   double photon_offset = 0.0;
   double photons_per_value = 1.0;
+  // The astigmatic model's width curves: σ in pixels, z in nm
+  // (AstigmaticCalibration::in_pixels); z stays inside [z_min, z_max] (a fit
+  // whose z leaves the calibrated range: left_roi). Other models ignore it.
+  AstigmaticPsf<double> astigmatism = typical_astigmatic_psf();
 };
 
 enum class FitStatus : std::uint8_t {
@@ -82,13 +89,16 @@ constexpr bool converged(FitStatus s) noexcept {
 // the Cramér–Rao bound from the Poisson Fisher information at the estimate
 // (wlsq and mle; NaN for lsq, which reports none). log_likelihood: the Poisson
 // log-likelihood Σ[g'·ln μ − μ − ln Γ(g' + 1)] at the estimate (mle; NaN
-// otherwise). With status invalid_roi all
+// otherwise). z (nm) and crlb_z (nm): the astigmatic model's depth and its
+// CRLB (all estimators: the Poisson Fisher information at the estimate); 0 and
+// NaN for the 2D models. With status invalid_roi all
 // floating fields are NaN; with left_roi, nan or not_converged they hold the
 // last accepted (finite) parameters and must not be used as a localization.
 struct FitResult {
   float x = 0, y = 0, sigma = 0, amplitude = 0, background = 0, chi2 = 0;
   float sigma_y = 0;
   float crlb_x = 0, crlb_y = 0, crlb_amplitude = 0, log_likelihood = 0;
+  float z = 0, crlb_z = 0;
   std::int32_t iterations = 0;
   FitStatus status = FitStatus::invalid_roi;
 };

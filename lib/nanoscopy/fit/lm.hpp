@@ -90,6 +90,7 @@ NANOSCOPY_HD FitResult invalid_result() {
   FitResult r;
   r.x = r.y = r.sigma = r.sigma_y = r.amplitude = r.background = r.chi2 = nan_float();
   r.crlb_x = r.crlb_y = r.crlb_amplitude = r.log_likelihood = nan_float();
+  r.z = r.crlb_z = nan_float();
   r.iterations = 0;
   r.status = FitStatus::invalid_roi;
   return r;
@@ -98,7 +99,9 @@ NANOSCOPY_HD FitResult invalid_result() {
 // Levenberg–Marquardt on the P parameters of an estimator for model M from
 // `start`: P = M::n_params for lsq (α, β in closed form), M::n_params + 2 for
 // the per-pixel estimators (estimators/mle.hpp: θ = (p, α, β)). The model's
-// checks (outside_roi, admissible, to_result) read the first M::n_params.
+// checks (outside_roi, admissible, to_result) read the first M::n_params; they
+// are called on `model`, which carries a model's per-batch constants (the
+// astigmatic curves) and is empty for the others.
 // `eval(p, e)` fills the Evaluation<P> at p (an estimator's output) and
 // returns false when it is undefined. An evaluator with finish(p, out) fills
 // the CRLB and log-likelihood fields at the estimate; otherwise they are NaN.
@@ -114,11 +117,13 @@ NANOSCOPY_HD FitResult invalid_result() {
 // does not fit in float is reported as nan. χ² per degree of freedom divides
 // by n − (N + 2): the shape parameters, α and β.
 template <class M, int N = M::n_params, class T, class Eval>
-NANOSCOPY_HD FitResult lm_fit(Eval& eval, const T start[N], int w, int hgt, int n, const FitLimits<T>& st) {
+NANOSCOPY_HD FitResult lm_fit(const M& model, Eval& eval, const T start[N], int w, int hgt, int n,
+                              const FitLimits<T>& st) {
   using real = T;
   constexpr int fitted = M::n_params + 2;
   FitResult out;
   out.crlb_x = out.crlb_y = out.crlb_amplitude = out.log_likelihood = nan_float();
+  out.crlb_z = nan_float();
   real p[N];
   bool start_finite = true;
   NANOSCOPY_FIT_UNROLL
@@ -136,7 +141,7 @@ NANOSCOPY_HD FitResult lm_fit(Eval& eval, const T start[N], int w, int hgt, int 
   FitStatus status = FitStatus::max_iterations;
   int it = 0;
   bool have = false;
-  if (M::outside_roi(p, w, hgt, st.min_sigma)) {
+  if (model.outside_roi(p, w, hgt, st.min_sigma)) {
     status = FitStatus::left_roi;
   } else if (!eval(p, cur)) {
     status = FitStatus::nan;
@@ -169,7 +174,7 @@ NANOSCOPY_HD FitResult lm_fit(Eval& eval, const T start[N], int w, int hgt, int 
             q[j] = p[j] + d[j];
             q_finite = q_finite && finite(q[j]);
           }
-          if (M::admissible(q) && q_finite) accepted = eval(q, trial) && trial.chi2 < cur.chi2;
+          if (model.admissible(q) && q_finite) accepted = eval(q, trial) && trial.chi2 < cur.chi2;
         }
         if (accepted) break;
         if (small) {
@@ -191,7 +196,7 @@ NANOSCOPY_HD FitResult lm_fit(Eval& eval, const T start[N], int w, int hgt, int 
       for (int j = 0; j < N; ++j) p[j] = q[j];
       cur = trial;
       lambda *= real(0.1);
-      if (M::outside_roi(p, w, hgt, st.min_sigma)) {
+      if (model.outside_roi(p, w, hgt, st.min_sigma)) {
         status = FitStatus::left_roi;
         break;
       }
@@ -209,7 +214,7 @@ NANOSCOPY_HD FitResult lm_fit(Eval& eval, const T start[N], int w, int hgt, int 
       }
     }
   }
-  M::to_result(p, out);
+  model.to_result(p, out);
   if constexpr (requires(const real* q, FitResult& r) { eval.finish(q, r); }) {
     if (have) eval.finish(p, out);
   }

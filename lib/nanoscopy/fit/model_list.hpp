@@ -12,9 +12,14 @@
 // Sums<n_params>; pixel(X, Y, f, df) for the per-pixel estimators
 // (estimators/mle.hpp); outside_roi, admissible, from_spot, to_result. Isotropic
 // (models/separable.hpp) supplies all but the axis terms for p = (x̄, ȳ, σ).
+// The engines call these on a model object made by make_model (a model with
+// per-batch constants, models/astigmatic3d.hpp, has them as non-static members
+// and a constructor from FitSettings); pixel, sums, the bounds and from_spot may
+// then be const members. A 3D model also names z_param, the index of z.
 #pragma once
 
 #include "nanoscopy/fit/fit_types.hpp"
+#include "nanoscopy/fit/models/astigmatic3d.hpp"
 #include "nanoscopy/fit/models/gauss2d.hpp"
 #include "nanoscopy/fit/models/gauss2d_elliptical.hpp"
 #include "nanoscopy/fit/models/gauss2d_integrated.hpp"
@@ -27,7 +32,8 @@ struct ModelList {};
 // ---- the list: one line per model ----
 using FitModels = ModelList<Gauss2d,             // ShapeModel::sampled
                             Gauss2dIntegrated,   // ShapeModel::integrated
-                            Gauss2dElliptical>;  // ShapeModel::elliptical
+                            Gauss2dElliptical,   // ShapeModel::elliptical
+                            Astigmatic3d>;       // ShapeModel::astigmatic
 
 template <class F, class... Models>
 bool dispatch_in(ModelList<Models...>, ShapeModel shape, F& f) {
@@ -44,6 +50,16 @@ void for_each_in(ModelList<Models...>, F& f) {
 template <class F>
 bool dispatch_model(ShapeModel shape, F&& f) {
   return dispatch_in(FitModels{}, shape, f);
+}
+
+// The model object of a batch: constructed from the settings where the model
+// takes per-batch constants, default-constructed otherwise.
+template <class M>
+M make_model(const FitSettings& settings) {
+  if constexpr (requires { M(settings); })
+    return M(settings);
+  else
+    return M{};
 }
 
 // Calls f(M{}) for every listed model type M.

@@ -39,6 +39,12 @@ SimulatedSpots simulate_spots(const SpotRecipe& recipe, std::int64_t count, std:
     t.sigma_y = recipe.model == ShapeModel::elliptical
                     ? recipe.sigma_min + (recipe.sigma_max - recipe.sigma_min) * unit_uniform(rng)
                     : t.sigma;
+    t.z = 0;
+    if (recipe.model == ShapeModel::astigmatic) {
+      t.z = recipe.z_min + (recipe.z_max - recipe.z_min) * unit_uniform(rng);
+      t.sigma = recipe.astigmatism.x.sigma(t.z);
+      t.sigma_y = recipe.astigmatism.y.sigma(t.z);
+    }
     t.amplitude = recipe.model == ShapeModel::sampled ? recipe.signal / (2.0 * std::numbers::pi * t.sigma * t.sigma)
                                                       : recipe.signal;
     t.background = bg;

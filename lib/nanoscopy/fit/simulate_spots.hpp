@@ -1,7 +1,8 @@
 // Simulated spot ROIs with known truth, after the recipe of the fitting paper
 // (Leutenegger & Weber, "Results and Discussion"): a width × height ROI, centre
 // ~ N(ROI centre, (size/20)²) per axis, σ ~ U[σ_min, σ_max] (the elliptical
-// model: σx and σy each, independently), `signal` integrated
+// model: σx and σy each, independently; the astigmatic model: z ~ U[z_min,
+// z_max] and σx(z), σy(z) from `astigmatism`), `signal` integrated
 // counts, `background` counts spread evenly over the ROI, Gaussian noise of
 // variance = pixel value, rounded to non-negative integers. Seeded (std::mt19937_64):
 // the same recipe, count and seed give the same pixels on every machine.
@@ -23,12 +24,15 @@ struct SpotRecipe {
   double sigma_min = 1.0;
   double sigma_max = 2.0;
   ShapeModel model = ShapeModel::sampled;  // how the truth image is formed
+  double z_min = -400.0, z_max = 400.0;    // nm, the astigmatic model's depths
+  AstigmaticPsf<double> astigmatism = typical_astigmatic_psf();  // σ in px, z in nm (as FitSettings')
   bool noise = true;                       // false: exact model values (not rounded)
 };
 
 struct SpotTruth {
   double x, y, sigma;  // ROI pixel coordinates, pixel centre at integer index; sigma = σx
-  double sigma_y;      // σy: = sigma but for the elliptical model
+  double sigma_y;      // σy: = sigma but for the elliptical and astigmatic models
+  double z;            // nm, the astigmatic model's depth (0 otherwise)
   double amplitude;    // α of `model`: peak height (sampled) or integrated counts (integrated)
   double background;   // per pixel
 };

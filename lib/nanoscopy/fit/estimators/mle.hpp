@@ -149,15 +149,16 @@ NANOSCOPY_HD void add_fisher(FisherSums<T, P>& s, T gs, T mu, const T d[P]) {
   add_outer<T, P>(s.info, unused, T(1) / mu, T(0), d);
 }
 
-// CRLB standard deviations of x̄ (θ_0), ȳ (θ_1) and α (θ_{P−2}) from the Fisher
-// information: the diagonal of I⁻¹ by the LDLᵀ solve of lm.hpp (λ = 0, one
-// right-hand side per wanted entry), and the log-likelihood, into `out`; NaN
-// where I is not positive definite.
-template <class T, int P>
+// CRLB standard deviations of x̄ (θ_0), ȳ (θ_1), α (θ_{P−2}) and, for a 3D
+// model, z (θ_ZIndex) from the Fisher information: the diagonal of I⁻¹ by the
+// LDLᵀ solve of lm.hpp (λ = 0, one right-hand side per wanted entry), and the
+// log-likelihood, into `out`; NaN where I is not positive definite.
+template <class T, int P, int ZIndex = -1>
 NANOSCOPY_HD void fisher_to_result(const FisherSums<T, P>& s, FitResult& out) {
-  const int wanted[3] = {0, 1, P - 2};
-  float sd[3];
-  for (int k = 0; k < 3; ++k) {
+  constexpr int count = ZIndex >= 0 ? 4 : 3;
+  const int wanted[4] = {0, 1, P - 2, ZIndex};
+  float sd[4];
+  for (int k = 0; k < count; ++k) {
     sd[k] = nan_float();
     if (!s.ok) continue;
     T unit[P], col[P];
@@ -169,7 +170,17 @@ NANOSCOPY_HD void fisher_to_result(const FisherSums<T, P>& s, FitResult& out) {
   out.crlb_x = sd[0];
   out.crlb_y = sd[1];
   out.crlb_amplitude = sd[2];
+  if constexpr (ZIndex >= 0) out.crlb_z = sd[3];
   out.log_likelihood = s.ok && finite_float(s.log_likelihood) ? static_cast<float>(s.log_likelihood) : nan_float();
+}
+
+// The index of z in a model's parameters, −1 for a 2D model.
+template <class M>
+constexpr int z_index() {
+  if constexpr (requires { M::z_param; })
+    return M::z_param;
+  else
+    return -1;
 }
 
 }  // namespace nanoscopy::fit_detail

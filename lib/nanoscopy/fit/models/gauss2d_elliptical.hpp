@@ -74,7 +74,7 @@ struct Elliptical {
 
   // f and ∂f/∂p_j at one pixel from its column term X and row term Y.
   template <class T>
-  NANOSCOPY_HD static void pixel(const AxisTerm<T>& X, const AxisTerm<T>& Y, T& f, T df[n_params]) {
+  NANOSCOPY_HD static void pixel(const T*, const AxisTerm<T>& X, const AxisTerm<T>& Y, T& f, T df[n_params]) {
     f = X.v * Y.v;
     df[0] = X.dc * Y.v;
     df[1] = X.v * Y.dc;

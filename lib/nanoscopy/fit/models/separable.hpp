@@ -134,7 +134,7 @@ struct Isotropic {
   // One pixel for the per-pixel estimators (estimators/mle.hpp): f = X·Y and
   // ∂f/∂p_j from the pixel's column term X and row term Y.
   template <class T>
-  NANOSCOPY_HD static void pixel(const AxisTerm<T>& X, const AxisTerm<T>& Y, T& f, T df[n_params]) {
+  NANOSCOPY_HD static void pixel(const T*, const AxisTerm<T>& X, const AxisTerm<T>& Y, T& f, T df[n_params]) {
     f = X.v * Y.v;
     df[0] = X.dc * Y.v;
     df[1] = X.v * Y.dc;
