@@ -73,6 +73,8 @@ int main(int argc, char** argv) {
   app.bind("--fit-precision", "Fit/precision");
   app.bind("--estimator", "Fit/estimator");
   app.bind("--camera-maps", "Camera/maps");
+  app.bind("--calibration", "Fit/calibration");
+  app.bind("--z-range", "Fit/z range");
   app.bind("--max-iterations", "Fit/max iterations");
   app.set_footer(
       "Examples:\n"
@@ -80,6 +82,7 @@ int main(int argc, char** argv) {
       "  fit2d movie.raw -o movie_locs.hdf5 --gain 100    Picasso HDF5 + YAML, EMCCD\n"
       "  fit2d beads.tif --track                          drift from fiducial markers\n"
       "  fit2d calibrate zstack.tif --z-step 20 -o astig.json   astigmatic 3D calibration from beads\n"
+      "  fit2d movie.tif --calibration astig.json -o locs.hdf5  3D: x, y, z (nm) and lpz\n"
       "  fit2d live.tif --roi markers.txt --stream        per-frame drift for a stage controller\n"
       "  fit2d --params params/fit2d.prm stack.tif        camera and filters from a file\n"
       "  fit2d --print-params > my.prm                    every parameter with its default\n"

@@ -150,15 +150,17 @@ inline bool degenerate_agree(const FitResult& f, const FitResult& d, double min_
   return collapsed(f) && collapsed(d) && std::abs(f.sigma - d.sigma) < 0.05;
 }
 
-// `per_pixel`: the float tolerance of wlsq and mle (above). `shifted`: mle and wlsq in float with large sCMOS
-// variance shifts (50 photons² on every 17th pixel) and photons near zero on small ROIs. Measured on the H100
-// (2026-11-25): up to 3 % of the fits end differently from the double reference and up to 0.5 % of the
-// well-conditioned ones stop up to 1 px apart; stated here as measured, not yet explained (open in issue 17).
-// per_pixel: the ≤ 1 % rules of the per-pixel estimators, also for the
-// astigmatic model under lsq (z is a flat direction: float stops up to ~1 nm
-// from double, and σx(z), σy(z) follow by up to 2e-3 px, against a z CRLB of 20–40 nm).
-// mismatch_percent: the per-pixel share beyond tolerance (1 %; the astigmatic
-// wlsq in float measured 1.1–1.2 %, and takes 2 %).
+// `per_pixel`: the float rules of wlsq, mle and the astigmatic model: ≤ 1 % of the well-conditioned fits
+// beyond the 1e-3 px tolerance, ≤ 0.2 % beyond 0.05 px (z is a flat direction: float stops up to ~1 nm from
+// double, σx(z), σy(z) follow by up to 2e-3 px, against a z CRLB of 20–40 nm). `mismatch_percent` widens the
+// first rule where measured: the astigmatic wlsq in float 1.1–1.2 % (2 %).
+// `shifted`: large sCMOS variance shifts (50 photons² on every 17th pixel) and a photon conversion. There the
+// double reference itself stops (min_delta: a deviance decrease below 1e-6·D, D ≈ 45) up to ~7e-4 px from the
+// optimum, and float's deviance carries ~1e-6·D of rounding (Σ|terms| ≈ 30·D with the shifted pixels' μ), so
+// the 1e-3 px comparison is at the reference's own slack: on 5×11 and 7×7 ROIs 4.7–5 % of the fits differ by
+// more (measured on the host, 2026-11-25, after solve_damped's per-relative-change test), ≤ 0.2 % by more than
+// 0.05 px; stated as ≤ 6 % and ≤ 1 %. The float fits' error against the truth equals double's
+// (test_fit_mle.cpp, "GPU test's shapes").
 inline void check_fit_agreement(const FitAgreement& a, bool same_arithmetic, const char* what,
                                 bool per_pixel = false, bool shifted = false, int mismatch_percent = 1) {
   CAPTURE(what);
@@ -170,7 +172,8 @@ inline void check_fit_agreement(const FitAgreement& a, bool same_arithmetic, con
   }
   CHECK(a.same_outcome * 1000 >= a.fits * (shifted ? 960 : 995));
   if (per_pixel) {
-    CHECK(a.field_mismatch * 100 <= a.well_conditioned * mismatch_percent + 99);  // ≤ 1 %, rounded up
+    const int percent = shifted ? std::max(mismatch_percent, 6) : mismatch_percent;
+    CHECK(a.field_mismatch * 100 <= a.well_conditioned * percent + 99);  // ≤ percent %, rounded up
     // Flat likelihoods (wide spots, photons near zero) let a few float fits stop elsewhere.
     CHECK(a.gross_mismatch * (shifted ? 100 : 500) <= a.well_conditioned + (shifted ? 99 : 499));  // ≤ 1 % / 0.2 %
   } else {

@@ -38,7 +38,8 @@ CompareResult compare_with_truth(const CompareOptions& o) {
   if (truth.empty()) throw InputError(o.truth, "the truth holds no emitters");
   CompareResult r;
   r.pixel_size_nm = read.pixel_size_nm;
-  r.match = match_to_truth(locs, truth, o.radius_nm / read.pixel_size_nm);
+  r.three_d = both_three_d(locs, truth);
+  r.match = match_to_truth(locs, truth, o.radius_nm / read.pixel_size_nm, r.three_d);
   return r;
 }
 
@@ -58,9 +59,12 @@ void run_compare(const CompareOptions& o, std::ostream& out) {
       << " nm, y " << m.rms_y_px * px << " nm)\n"
       << "  median error:       " << m.median_px * px << " nm\n"
       << "  bias:               x " << m.bias_x_px * px << " nm, y " << m.bias_y_px * px << " nm\n";
+  if (r.three_d)
+    out << "  z error:            RMS " << m.rms_z_nm << " nm, median " << m.median_z_nm << " nm, bias " << m.bias_z_nm
+        << " nm\n";
   out.unsetf(std::ios::fixed);
   if (o.json.empty()) return;
-  const nlohmann::json j = {{"locs", o.locs},
+  nlohmann::json j = {{"locs", o.locs},
                             {"truth", o.truth},
                             {"radius_nm", o.radius_nm},
                             {"true_positives", m.true_positives},
@@ -75,6 +79,7 @@ void run_compare(const CompareOptions& o, std::ostream& out) {
                             {"rms_y_nm", m.rms_y_px * px},
                             {"bias_x_nm", m.bias_x_px * px},
                             {"bias_y_nm", m.bias_y_px * px}};
+  if (r.three_d) j.update({{"rms_z_nm", m.rms_z_nm}, {"median_z_error_nm", m.median_z_nm}, {"bias_z_nm", m.bias_z_nm}});
   write_file_atomically(o.json, j.dump(2) + "\n");
 }
 

@@ -25,6 +25,7 @@ void add_compare_options(CLI::App& cmd, CompareOptions& options);
 struct CompareResult {
   TruthMatch match;
   double pixel_size_nm = 0;  // what px were converted with
+  bool three_d = false;      // both files hold z: the depth errors are scored too
 };
 
 CompareResult compare_with_truth(const CompareOptions& options);

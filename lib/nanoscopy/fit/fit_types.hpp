@@ -17,10 +17,9 @@ enum class ShapeModel : std::uint8_t {
 };
 
 // The scalar of the fit math. automatic: the backend's default, double on the
-// CPU (the reference); on CUDA float for lsq (GeForce and Quadro cards run FP64
-// at 1/32–1/64 speed; bench fit2d's accuracy table shows no loss) and, for now,
-// double for wlsq and mle (their float path is not yet within tolerance:
-// kernels/fit/engine_cuda.cpp).
+// CPU (the reference), float on CUDA for every estimator and model (GeForce and
+// Quadro cards run FP64 at 1/32–1/64 speed; bench fit2d's accuracy tables show
+// no loss; kernels/fit/engine_cuda.cpp).
 enum class FitPrecision : std::uint8_t {
   automatic,
   fp32,

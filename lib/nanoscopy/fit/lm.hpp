@@ -26,12 +26,23 @@ namespace nanoscopy::fit_detail {
 // fixed: their scale is 0, so their row and column of B become the identity
 // and their δ is 0. False when B is not positive definite (a pivot ≤ 0, or a
 // determinant ≤ 1e-300) or δ is not finite.
+//
+// `magnitude` (optional): each parameter's typical size m_j. "Negligible" is
+// then judged on h_jj·m_j², the information per relative change, so that
+// parameters of very different units (the per-pixel estimators' α in photons
+// beside x̄ in px: h_αα/h_xx ~ 1e-7 for a 1500-photon spot) are not mistaken
+// for ones α̂ absorbs. Without it (lsq) the diagonal is compared as it is.
 template <int N, class T>
-NANOSCOPY_HD bool solve_damped(const T h[triangle(N)], const T grad[N], T lambda, T delta[N]) {
+NANOSCOPY_HD bool solve_damped(const T h[triangle(N)], const T grad[N], T lambda, T delta[N],
+                               const T* magnitude = nullptr) {
   using real = T;
+  real info[N];  // h_jj, or h_jj·m_j²
+  NANOSCOPY_FIT_UNROLL
+  for (int j = 0; j < N; ++j)
+    info[j] = magnitude ? h[tri_index(N, j, j)] * magnitude[j] * magnitude[j] : h[tri_index(N, j, j)];
   real maxd = 0;
   NANOSCOPY_FIT_UNROLL
-  for (int j = 0; j < N; ++j) maxd = fmax(maxd, h[tri_index(N, j, j)]);
+  for (int j = 0; j < N; ++j) maxd = fmax(maxd, info[j]);
   NANOSCOPY_FIT_UNROLL
   for (int j = 0; j < N; ++j) delta[j] = 0;
   if (!(maxd > real(0))) return true;  // flat in every direction: no step
@@ -39,7 +50,7 @@ NANOSCOPY_HD bool solve_damped(const T h[triangle(N)], const T grad[N], T lambda
   NANOSCOPY_FIT_UNROLL
   for (int j = 0; j < N; ++j) {
     const real hjj = h[tri_index(N, j, j)];
-    scale[j] = hjj > Limits<T>::negligible * maxd ? real(1) / sqrt(hjj * (real(1) + lambda)) : real(0);
+    scale[j] = info[j] > Limits<T>::negligible * maxd ? real(1) / sqrt(hjj * (real(1) + lambda)) : real(0);
   }
   // B = L·D·Lᵀ, L unit lower triangular (row i, column k < i), D the pivots.
   real L[N][N], piv[N];
@@ -80,6 +91,25 @@ NANOSCOPY_HD bool solve_damped(const T h[triangle(N)], const T grad[N], T lambda
     ok = ok && finite(delta[i]);
   }
   return ok;
+}
+
+// The index of z in a model's parameters, −1 for a 2D model.
+template <class M>
+constexpr int z_index() {
+  if constexpr (requires { M::z_param; })
+    return M::z_param;
+  else
+    return -1;
+}
+
+// A parameter's natural unit, for solve_damped's magnitudes: 1 (px, photons),
+// or what the model says (the astigmatic model's z: the depth of focus in nm).
+template <class T, class M>
+NANOSCOPY_HD T param_unit(const M& model, int j) {
+  if constexpr (requires { model.template unit<T>(j); })
+    return model.template unit<T>(j);
+  else
+    return T(1);
 }
 
 NANOSCOPY_HD float nan_float() {
@@ -161,9 +191,17 @@ NANOSCOPY_HD FitResult lm_fit(const M& model, Eval& eval, const T start[N], int 
       Evaluation<T, N> trial;
       real q[N];
       bool accepted = false, small = false, stop = false;
+      // θ of the per-pixel estimators and of a 3D model mixes units (px, nm,
+      // photons): their negligible-information test runs per relative change
+      // (solve_damped), each parameter's size max(|θ_j|, its unit). The 2D
+      // models under lsq keep the plain test (their results are unchanged).
+      constexpr bool mixed_units = N != M::n_params || z_index<M>() >= 0;
+      real magnitude[N];
+      NANOSCOPY_FIT_UNROLL
+      for (int j = 0; j < N; ++j) magnitude[j] = fmax(fabs(p[j]), param_unit<T>(model, j));
       for (;;) {
         real d[N];
-        const bool solved = solve_damped<N, T>(cur.h, cur.grad, lambda, d);
+        const bool solved = solve_damped<N, T>(cur.h, cur.grad, lambda, d, mixed_units ? magnitude : nullptr);
         small = solved;
         NANOSCOPY_FIT_UNROLL
         for (int j = 0; j < N; ++j) small = small && fabs(d[j]) < st.min_step * fmax(fabs(p[j]), real(1));

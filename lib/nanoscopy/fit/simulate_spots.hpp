@@ -32,9 +32,9 @@ struct SpotRecipe {
 struct SpotTruth {
   double x, y, sigma;  // ROI pixel coordinates, pixel centre at integer index; sigma = σx
   double sigma_y;      // σy: = sigma but for the elliptical and astigmatic models
-  double z;            // nm, the astigmatic model's depth (0 otherwise)
   double amplitude;    // α of `model`: peak height (sampled) or integrated counts (integrated)
   double background;   // per pixel
+  double z = 0;        // nm, the astigmatic model's depth (0 otherwise)
 };
 
 struct SimulatedSpots {

@@ -20,7 +20,7 @@ Fit2dLocalizeJob::Fit2dLocalizeJob(const Fit2dOptions& options, ToolContext& ctx
                                    StackReader& reader, const Fit2dSetup& setup,
                                    std::chrono::steady_clock::time_point start, std::ostream& out)
     : options_(options), ctx_(ctx), job_(job), reader_(reader), info_(reader.info()), setup_(setup), start_(start),
-      out_(out), wctx_(fit2d_writer_context(ctx.params, info_, setup.settings.camera)) {}
+      out_(out), wctx_(fit2d_writer_context(ctx.params, info_, setup.settings)) {}
 
 Fit2dLocalizeJob::~Fit2dLocalizeJob() = default;
 
@@ -124,6 +124,7 @@ void Fit2dLocalizeJob::write_output(const Fit2dResult& r) {
   out_ << "fit2d: " << info_.path << ": " << summary.frames << " frames (" << info_.width << "x" << info_.height << " "
        << to_string(info_.type) << ") on " << summary.device << "\n";
   print_camera(out_, camera, setup_.camera_from_movie, setup_.movie_files);
+  print_fit(out_, setup_, ctx_.params);
   print_fit2d_outputs(out_, *sink_, summary.candidates, summary.rejected, summary.median_precision_nm,
                       camera.pixel_size_nm);
   out_ << "  time:               " << std::setprecision(3) << summary.seconds << " s, " << std::setprecision(4)

@@ -6,6 +6,7 @@
 
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
+#include "nanoscopy/fit/engine.hpp"
 #include "nanoscopy/loc/track/drift.hpp"
 
 namespace nanoscopy {
@@ -57,6 +58,17 @@ void print_camera(std::ostream& out, const Camera& camera, const std::vector<std
     for (std::size_t i = 0; i < from_movie.size(); ++i) out << (i ? ", " : "") << from_movie[i];
     out << " from the movie: " << movie_metadata << ")";
   }
+  out << "\n";
+}
+
+void print_fit(std::ostream& out, const Fit2dSetup& setup, const Params& p) {
+  const FitSettings& fit = setup.settings.fit;
+  out << "  fit:                " << to_string(fit.estimator);
+  if (!setup.estimator_reason.empty()) out << " (" << setup.estimator_reason << ")";
+  out << ", " << to_string(fit.model) << " model";
+  if (fit.model == ShapeModel::astigmatic)
+    out << " (3D: " << p.get_string("Fit/calibration") << ", z " << fit.astigmatism.z_min << " to "
+        << fit.astigmatism.z_max << " nm)";
   out << "\n";
 }
 

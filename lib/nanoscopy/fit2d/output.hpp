@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "nanoscopy/fit2d/settings.hpp"
 #include "nanoscopy/io/table_writer.hpp"
 #include "nanoscopy/loc/formats/loc_formats.hpp"
 #include "nanoscopy/loc/median_histogram.hpp"
@@ -48,6 +49,9 @@ class Fit2dOutput {
 // "  camera: baseline ... (Sensitivity from movie.yaml)": the camera in effect and which values the movie gave.
 void print_camera(std::ostream& out, const Camera& camera, const std::vector<std::string>& from_movie,
                   const std::string& movie_metadata);
+
+// "  fit: mle (auto: camera data), astigmatic model (3D: astig.json, z -600 to 600 nm)": what was fitted.
+void print_fit(std::ostream& out, const Fit2dSetup& setup, const Params& p);
 
 // "  localizations: ... output: ..." lines of fit2d's summary, after the first line.
 void print_fit2d_outputs(std::ostream& out, const Fit2dOutput& output, std::int64_t candidates, std::int64_t rejected,

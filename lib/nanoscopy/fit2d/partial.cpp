@@ -14,7 +14,7 @@
 namespace nanoscopy {
 namespace {
 
-constexpr std::size_t kRow = 14;
+constexpr std::size_t kRow = 16;
 
 std::string exact(double v) {
   char text[32];
@@ -27,7 +27,7 @@ std::string exact(double v) {
 std::vector<Column> fit2d_part_columns() {
   std::vector<Column> columns;
   for (const char* name : {"frame", "x", "y", "photons", "sx", "sy", "bg", "lpx", "lpy", "net_gradient", "chi2",
-                           "iterations", "status", "likelihood"})
+                           "iterations", "status", "likelihood", "z", "lpz"})
     columns.push_back({name, ColumnType::f64});
   return columns;
 }
@@ -36,7 +36,7 @@ void pack_localizations(std::span<const Localization> locs, std::vector<double>&
   for (const auto& l : locs)
     out.insert(out.end(), {static_cast<double>(l.frame), l.x, l.y, l.photons, l.sigma, l.sy(), l.background, l.lpx,
                            l.lpy, l.net_gradient, l.chi2, static_cast<double>(l.iterations),
-                           static_cast<double>(static_cast<int>(l.status)), l.likelihood});
+                           static_cast<double>(static_cast<int>(l.status)), l.likelihood, l.z, l.lpz});
 }
 
 std::vector<Localization> unpack_localizations(std::span<const double> rows) {
@@ -58,6 +58,8 @@ std::vector<Localization> unpack_localizations(std::span<const double> rows) {
     l.iterations = static_cast<std::int32_t>(v[11]);
     l.status = static_cast<FitStatus>(static_cast<int>(v[12]));
     l.likelihood = v[13];
+    l.z = v[14];
+    l.lpz = v[15];
   }
   return locs;
 }
@@ -79,6 +81,7 @@ TextAttributes writer_context_attributes(const LocWriterContext& c) {
           {"fit_diagnostics", c.fit_diagnostics ? "1" : "0"},
           {"likelihood", c.likelihood ? "1" : "0"}};
   if (c.elliptical) a.push_back({"elliptical", "1"});  // only then: a round fit's part is as before
+  if (c.three_d) a.push_back({"three_d", "1"});
   return a;
 }
 
@@ -103,6 +106,7 @@ LocWriterContext writer_context_from(const PartFile& part) {
   c.movie_yaml = part.text("movie");
   c.fit_diagnostics = part.text("fit_diagnostics") == "1";
   c.elliptical = part.attributes.contains("elliptical") && part.text("elliptical") == "1";
+  c.three_d = part.attributes.contains("three_d") && part.text("three_d") == "1";
   c.likelihood = part.text("likelihood") == "1";
   return c;
 }

@@ -3,8 +3,11 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <stdexcept>
+#include <tuple>
 
 #include "nanoscopy/cluster/fingerprint.hpp"
+#include "nanoscopy/core/astigmatism.hpp"
 #include "nanoscopy/core/camera_maps.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/loc/detect/detect.hpp"
@@ -21,14 +24,69 @@ FitSettings fit_settings(const Params& p) {
   const std::string model = p.get_string("Fit/model");
   s.model = model == "sampled"      ? ShapeModel::sampled
             : model == "elliptical" ? ShapeModel::elliptical
+            : model == "astigmatic" ? ShapeModel::astigmatic
                                     : ShapeModel::integrated;
   const std::string precision = p.get_string("Fit/precision");
   s.precision = precision == "float"    ? FitPrecision::fp32
                 : precision == "double" ? FitPrecision::fp64
                                         : FitPrecision::automatic;
   const std::string estimator = p.get_string("Fit/estimator");
-  s.estimator = estimator == "mle" ? Estimator::mle : estimator == "wlsq" ? Estimator::wlsq : Estimator::lsq;
+  // auto is resolved by fit2d_setup (mle for camera data); mle until then.
+  s.estimator = estimator == "lsq" ? Estimator::lsq : estimator == "wlsq" ? Estimator::wlsq : Estimator::mle;
   return s;
+}
+
+// "-400:400" → (−400, 400) nm; UsageError naming `where` otherwise.
+std::pair<double, double> parse_z_range(const std::string& text, const std::string& where) {
+  const auto colon = text.find(':', text.empty() ? 0 : 1);  // a leading '-' is a sign
+  try {
+    if (colon == std::string::npos) throw std::invalid_argument("no colon");
+    std::size_t used_a = 0, used_b = 0;
+    const std::string a = text.substr(0, colon), b = text.substr(colon + 1);
+    const double lo = std::stod(a, &used_a), hi = std::stod(b, &used_b);
+    if (used_a != a.size() || used_b != b.size() || !(lo < hi)) throw std::invalid_argument("order");
+    return {lo, hi};
+  } catch (const std::exception&) {
+    throw UsageError(where, "'" + text + "' is not a depth range 'min:max' in nm with min < max (e.g. -400:400)");
+  }
+}
+
+// The astigmatic model's curves in pixels of the movie, over the requested depths.
+void set_astigmatism(const Params& p, const Camera& camera, FitSettings& fit) {
+  const std::string path = p.get_string("Fit/calibration");
+  const bool model_set = p.source("Fit/model").file != "default";
+  if (path.empty()) {
+    if (fit.model == ShapeModel::astigmatic)
+      throw UsageError(p.source("Fit/model").describe(),
+                       "the astigmatic model needs a calibration: --calibration astig.json (from fit2d calibrate)");
+    if (p.source("Fit/z range").file != "default")
+      throw UsageError(p.source("Fit/z range").describe(), "a z range needs --calibration (3D)");
+    return;
+  }
+  if (model_set && fit.model != ShapeModel::astigmatic)
+    throw UsageError(p.source("Fit/model").describe(),
+                     "--calibration localizes in 3D with the astigmatic model, not --model " + p.get_string("Fit/model"));
+  fit.model = ShapeModel::astigmatic;
+  const AstigmaticCalibration cal = read_astigmatic_calibration(path);
+  double z_min = cal.z_min_nm, z_max = cal.z_max_nm;
+  if (const std::string range = p.get_string("Fit/z range"); !range.empty()) {
+    const std::string where = p.source("Fit/z range").describe();
+    std::tie(z_min, z_max) = parse_z_range(range, where);
+    cal.require_covers(z_min, z_max, where);
+  }
+  fit.astigmatism = cal.in_pixels<double>(camera.pixel_size_nm);
+  fit.astigmatism.z_min = z_min;
+  fit.astigmatism.z_max = z_max;
+}
+
+// Whether the camera's photon conversion is known: a Camera/ value set by the
+// user, or given by the movie's metadata.
+bool camera_known(const Params& p, const std::vector<std::string>& from_movie) {
+  for (const char* key : {"Camera/Baseline", "Camera/Sensitivity", "Camera/Gain"})
+    if (p.source(key).file != "default") return true;
+  for (const auto& key : from_movie)
+    if (key == "Baseline" || key == "Sensitivity" || key == "Gain") return true;
+  return false;
 }
 
 // "movie.tif" or "movie.tif, movie.yaml": where the movie's own values come from.
@@ -106,6 +164,8 @@ Fit2dSetup fit2d_setup(const Params& p, const StackInfo& info, const std::string
   // to_localization applies to lsq's results (loc/convert.cpp).
   settings.fit.photon_offset = settings.camera.baseline;
   settings.fit.photons_per_value = settings.camera.photons_per_adu();
+  set_astigmatism(p, settings.camera, settings.fit);
+  const bool automatic = p.get_string("Fit/estimator") == "auto";
   // sCMOS maps (wlsq, mle): --camera-maps, else the movie's "Camera maps:" (as bench simulate movie writes it,
   // a file beside the .yaml). lsq fits the ADU as before: a given --camera-maps is an error there.
   std::string maps = p.get_string("Camera/maps");
@@ -118,6 +178,12 @@ Fit2dSetup fit2d_setup(const Params& p, const StackInfo& info, const std::string
                                   : (std::filesystem::path(info.metadata_path).parent_path() / file).string();
         maps_where = info.metadata_path;
       }
+  }
+  // auto: mle for camera data (a known photon conversion, or maps), lsq (the paper's method) otherwise.
+  if (automatic) {
+    const bool camera_data = camera_known(p, setup.camera_from_movie) || !maps.empty();
+    settings.fit.estimator = camera_data ? Estimator::mle : Estimator::lsq;
+    setup.estimator_reason = camera_data ? "auto: camera data" : "auto: no camera calibration given";
   }
   if (!maps.empty()) {
     if (settings.fit.estimator == Estimator::lsq)
@@ -134,11 +200,12 @@ Fit2dSetup fit2d_setup(const Params& p, const StackInfo& info, const std::string
   return setup;
 }
 
-LocWriterContext fit2d_writer_context(const Params& p, const StackInfo& info, const Camera& camera) {
-  LocWriterContext wctx = writer_context(info, camera);
+LocWriterContext fit2d_writer_context(const Params& p, const StackInfo& info, const PipelineSettings& settings) {
+  LocWriterContext wctx = writer_context(info, settings.camera);
   wctx.fit_diagnostics = p.get_bool("Output/fit diagnostics");
-  wctx.elliptical = p.get_string("Fit/model") == "elliptical";
-  wctx.likelihood = p.get_string("Fit/estimator") == "mle";
+  wctx.elliptical = settings.fit.model == ShapeModel::elliptical;
+  wctx.three_d = settings.fit.model == ShapeModel::astigmatic;
+  wctx.likelihood = settings.fit.estimator == Estimator::mle;
   // The camera in effect is written once, under Picasso's names (Pixelsize, Baseline, ...): the
   // Camera/ parameters are left out of the provenance so the two never disagree.
   for (auto& entry : provenance(p, info.path))

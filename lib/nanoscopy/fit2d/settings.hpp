@@ -18,13 +18,16 @@ struct Fit2dSetup {
   PipelineSettings settings;
   std::vector<std::string> camera_from_movie;  // the camera keys the movie gave (for the summary)
   std::string movie_files;                     // "movie.tif" or "movie.tif, movie.yaml"
+  std::string estimator_reason;                // why --estimator auto chose what it chose (empty: the user's)
 };
 
-// UsageError for an even box; the camera is validated; --regions is read.
+// UsageError for an even box; the camera is validated; --regions is read;
+// --calibration is read (InputError naming it) and a --z-range it does not
+// cover is a UsageError; --estimator auto is resolved.
 Fit2dSetup fit2d_setup(const Params& p, const StackInfo& info, const std::string& regions_file, bool quiet);
 
 // What the localization file records besides the rows: the movie, the camera and every parameter.
-LocWriterContext fit2d_writer_context(const Params& p, const StackInfo& info, const Camera& camera);
+LocWriterContext fit2d_writer_context(const Params& p, const StackInfo& info, const PipelineSettings& settings);
 
 // What shapes the localizations (not where they are written): parts made with
 // different values must not be merged.

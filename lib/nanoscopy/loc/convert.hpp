@@ -14,8 +14,9 @@ namespace nanoscopy {
 // background are in ADU (background includes the camera baseline); photons
 // follow Picasso's convention (camera.hpp). The sampled model's peak height is
 // turned into the integrated count (2πσ² · peak). The precision lpx, lpy is
-// Mortensen's formula for lsq, the fit's Poisson CRLB (crlb_x, crlb_y) for
-// wlsq and mle, both × √2 with EM gain; mle also gives the log-likelihood.
+// Mortensen's formula for lsq in 2D, the fit's Poisson CRLB (crlb_x, crlb_y) for
+// wlsq, mle and every 3D fit, all × √2 with EM gain; mle also gives the
+// log-likelihood. A 3D (astigmatic) fit gives z and its CRLB lpz in nm.
 Localization to_localization(const FitResult& fit, std::int64_t frame, int x0, int y0, const Camera& camera,
                              ShapeModel model, double net_gradient, Estimator estimator = Estimator::lsq);
 

@@ -22,6 +22,8 @@ struct Localization {
   double chi2 = 0;            // normalized χ² of the fit (ADU²)
   double net_gradient = 0;    // detection score (Picasso's name): smoothed peak above background, photons
   double likelihood = std::numeric_limits<double>::quiet_NaN();  // Poisson log-likelihood (mle fits), else NaN
+  double z = 0;               // nm, 3D (astigmatic) fits; 0 in 2D
+  double lpz = 0;             // nm, the CRLB of z (3D fits)
   std::int32_t iterations = 0;
   FitStatus status = FitStatus::invalid_roi;
 

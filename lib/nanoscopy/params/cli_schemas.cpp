@@ -33,17 +33,27 @@ const Schema& fit2d_schema() {
     s.real("Fit/max error", 0, 0, {}, "stop when the normalized chi^2 falls below this (0: off)");
     s.real("Fit/min delta", 1e-6, 0, 1, "stop when chi^2 decreases by less than this fraction");
     s.real("Fit/min step", 1e-4, 0, 1, "stop when every parameter step is below this fraction of the parameter");
-    s.choice("Fit/model", "integrated", {"sampled", "integrated", "elliptical"},
-             "spot shape: pixel-integrated Gaussian (erf; photons = amplitude), sampled Gaussian (the paper's), or "
-             "elliptical: pixel-integrated with sigma_x and sigma_y (astigmatic beads and spots)");
+    s.choice("Fit/model", "integrated", {"sampled", "integrated", "elliptical", "astigmatic"},
+             "spot shape: pixel-integrated Gaussian (erf; photons = amplitude), sampled Gaussian (the paper's), "
+             "elliptical: pixel-integrated with sigma_x and sigma_y (astigmatic beads and spots), or astigmatic: "
+             "3D, x, y and z with sigma_x(z), sigma_y(z) from Fit/calibration (set by --calibration)");
+    s.string("Fit/calibration", "",
+             "astigmatic 3D calibration (JSON, as fit2d calibrate writes it): localize in x, y and z (nm) with "
+             "the astigmatic model; empty: 2D");
+    s.string("Fit/z range", "",
+             "3D: the depths a fit may take, 'min:max' in nm (e.g. -400:400); it must lie inside the calibrated "
+             "range; empty: the calibration's whole range");
     s.choice("Fit/precision", "auto", {"auto", "float", "double"},
              "arithmetic of the fit: auto = double on the CPU, float on a GPU (the same accuracy; GeForce and "
              "Quadro cards run FP64 at 1/32 to 1/64 speed)");
-    s.choice("Fit/estimator", "lsq", {"lsq", "wlsq", "mle"},
-             "what the fit minimizes: lsq = least squares (alpha, beta in closed form; Mortensen's precision), "
-             "wlsq = weighted least squares (weights 1/max(photons, 1)), mle = Poisson maximum likelihood; wlsq and "
-             "mle fit the pixels converted to photons with the camera's Baseline, Sensitivity and Gain, and report "
-             "the Cramer-Rao bound as the precision (x sqrt 2 with EM gain)");
+    s.choice("Fit/estimator", "auto", {"auto", "lsq", "wlsq", "mle"},
+             "what the fit minimizes: lsq = least squares (the paper's method: alpha, beta in closed form; "
+             "Mortensen's precision), wlsq = weighted least squares (weights 1/max(photons, 1)), mle = Poisson "
+             "maximum likelihood (at the Cramer-Rao bound); wlsq and mle fit the pixels converted to photons with "
+             "the camera's Baseline, Sensitivity and Gain, and report the Cramer-Rao bound as the precision (x sqrt 2 "
+             "with EM gain). auto: mle for camera data (the camera's Baseline/Sensitivity/Gain set here or by the "
+             "movie's metadata, or camera maps), lsq otherwise (without a known camera the photon counts mle needs "
+             "are guesses)");
     s.string("Camera/maps", "",
              "sCMOS camera maps for wlsq/mle (maps.h5 with /offset, /gain [ADU/e-], /variance [ADU^2], or "
              "offset.tif,gain.tif,variance.tif): each ROI is fitted in photons with its per-pixel read-noise shift "

@@ -174,13 +174,5 @@ NANOSCOPY_HD void fisher_to_result(const FisherSums<T, P>& s, FitResult& out) {
   out.log_likelihood = s.ok && finite_float(s.log_likelihood) ? static_cast<float>(s.log_likelihood) : nan_float();
 }
 
-// The index of z in a model's parameters, −1 for a 2D model.
-template <class M>
-constexpr int z_index() {
-  if constexpr (requires { M::z_param; })
-    return M::z_param;
-  else
-    return -1;
-}
 
 }  // namespace nanoscopy::fit_detail

@@ -56,6 +56,13 @@ struct Astigmatic3d {
     psf<T>().evaluate(p[2], sx, sy, dsx, dsy);
   }
 
+  // z's unit for the solve (lm.hpp, param_unit): the mean depth of focus d,
+  // over which σ changes by a fraction of itself; 1 for x̄, ȳ, α, β.
+  template <class T>
+  NANOSCOPY_HD T unit(int j) const {
+    return j == z_param ? (psf<T>().x.d + psf<T>().y.d) / T(2) : T(1);
+  }
+
   template <class T>
   NANOSCOPY_HD static T column_centre(const T p[3]) {
     return p[0];

@@ -2,6 +2,7 @@
 // that finds its columns by name, so files from ThunderSTORM itself (other column
 // orders, extra columns, px units) read as well as ours.
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -16,44 +17,69 @@
 namespace nanoscopy::detail {
 namespace {
 
-// Index of each column in the rows the writer appends.
+// Every column the writer knows, in file order; a file has the subset its
+// context asks for (ThunderstormWriter::enabled_).
 enum CsvColumn {
   kId,
   kFrame,
   kX,
   kY,
-  kSigma,
-  kSigma2,  // elliptical fits only
+  kZ,       // 3D fits only
+  kSigma,   // sigma, or sigma1 for elliptical and 3D fits
+  kSigma2,  // elliptical and 3D fits only
   kIntensity,
   kOffset,
   kBkgstd,
   kUncertainty,
-  kChi2,
+  kUncertaintyZ,  // 3D fits only
+  kChi2,          // the fit diagnostics, when asked for
   kIterations,
   kStatus,
   kCount
 };
 
-// ThunderSTORM's header for a symmetric 2D Gaussian (sigma1, sigma2 in place of
-// sigma for its elliptical one), labels and units exactly as it writes them; the
-// fit diagnostics follow only when asked for.
-std::vector<Column> thunderstorm_columns(bool fit_diagnostics, bool elliptical) {
-  // id as f64: written as an integer either way, and not limited to 2^32 rows.
-  std::vector<Column> columns = {{"id", ColumnType::f64},
-          {"frame", ColumnType::u32},
-          {"x [nm]", ColumnType::f32},
-          {"y [nm]", ColumnType::f32},
-          {"sigma [nm]", ColumnType::f32},
-          {"intensity [photon]", ColumnType::f32},
-          {"offset [photon]", ColumnType::f32},
-          {"bkgstd [photon]", ColumnType::f32},
-          {"uncertainty_xy [nm]", ColumnType::f32}};
-  if (elliptical) {
-    columns[kSigma].name = "sigma1 [nm]";
-    columns.insert(columns.begin() + kSigma2, {"sigma2 [nm]", ColumnType::f32});
+// ThunderSTORM's labels and units exactly as it writes them: a symmetric 2D
+// Gaussian (sigma), its elliptical one (sigma1, sigma2) and its 3D astigmatic
+// one (z [nm] after y); uncertainty_z [nm] follows uncertainty_xy in ThunderSTORM's
+// naming; the fit diagnostics last.
+constexpr const char* kColumnLabels[kCount] = {"id",
+                                               "frame",
+                                               "x [nm]",
+                                               "y [nm]",
+                                               "z [nm]",
+                                               "sigma [nm]",
+                                               "sigma2 [nm]",
+                                               "intensity [photon]",
+                                               "offset [photon]",
+                                               "bkgstd [photon]",
+                                               "uncertainty_xy [nm]",
+                                               "uncertainty_z [nm]",
+                                               "chi2",
+                                               "iterations",
+                                               "status"};
+
+std::array<bool, kCount> enabled_columns(const LocWriterContext& ctx) {
+  std::array<bool, kCount> on;
+  on.fill(true);
+  const bool two_widths = ctx.elliptical || ctx.three_d;
+  on[kZ] = on[kUncertaintyZ] = ctx.three_d;
+  on[kSigma2] = two_widths;
+  on[kChi2] = on[kIterations] = on[kStatus] = ctx.fit_diagnostics;
+  return on;
+}
+
+std::vector<Column> thunderstorm_columns(const LocWriterContext& ctx) {
+  const auto on = enabled_columns(ctx);
+  std::vector<Column> columns;
+  for (int c = 0; c < kCount; ++c) {
+    if (!on[c]) continue;
+    // id as f64: written as an integer either way, and not limited to 2^32 rows.
+    const ColumnType type = c == kId ? ColumnType::f64
+                            : c == kFrame ? ColumnType::u32
+                            : c == kIterations || c == kStatus ? ColumnType::i32
+                                                               : ColumnType::f32;
+    columns.push_back({c == kSigma && on[kSigma2] ? "sigma1 [nm]" : kColumnLabels[c], type});
   }
-  if (fit_diagnostics)
-    columns.insert(columns.end(), {{"chi2", ColumnType::f32}, {"iterations", ColumnType::i32}, {"status", ColumnType::i32}});
   return columns;
 }
 
@@ -63,8 +89,8 @@ class ThunderstormWriter final : public LocalizationWriter {
       : LocalizationWriter(LocFormat::thunderstorm_csv, {path, localization_yaml_path(path)}),
         ctx_(ctx),
         pixel_size_(ctx.camera.pixel_size_nm),
-        columns_(ctx.fit_diagnostics ? kCount : kChi2),
-        table_((check_yaml_context(path, ctx), create_csv_writer(path, thunderstorm_columns(ctx.fit_diagnostics, ctx.elliptical)))) {}
+        enabled_(enabled_columns(ctx)),
+        table_((check_yaml_context(path, ctx), create_csv_writer(path, thunderstorm_columns(ctx)))) {}
 
   void append(std::span<const Localization> locs) override {
     rows_.clear();
@@ -76,27 +102,26 @@ class ThunderstormWriter final : public LocalizationWriter {
       row[kFrame] = static_cast<double>(l.frame) + 1.0;
       row[kX] = (l.x + 0.5) * pixel_size_;
       row[kY] = (l.y + 0.5) * pixel_size_;
+      row[kZ] = l.z;
       row[kSigma] = l.sigma * pixel_size_;
       row[kSigma2] = l.sy() * pixel_size_;
       row[kIntensity] = l.photons;
       row[kOffset] = l.background;
       row[kBkgstd] = std::sqrt(std::max(l.background, 0.0));
       row[kUncertainty] = l.lpx * pixel_size_;
+      row[kUncertaintyZ] = l.lpz;
       row[kChi2] = l.chi2;
       row[kIterations] = l.iterations;
       row[kStatus] = static_cast<int>(l.status);
       bool finite = true;
       // As stored: a double beyond float's range would print as inf.
-      for (int c = kX; c < std::min<int>(columns_, kIterations); ++c)
-        finite = finite && (c == kSigma2 && !ctx_.elliptical ? true : std::isfinite(static_cast<float>(row[c])));
+      for (int c = kX; c < kIterations; ++c) finite = finite && (!enabled_[c] || std::isfinite(static_cast<float>(row[c])));
       if (!finite) {
         ++counts_.non_finite;
         continue;
       }
-      // Up to sigma, sigma2 for an elliptical fit, then the rest.
-      rows_.insert(rows_.end(), row, row + kSigma2);
-      if (ctx_.elliptical) rows_.push_back(row[kSigma2]);
-      rows_.insert(rows_.end(), row + kIntensity, row + columns_);
+      for (int c = 0; c < kCount; ++c)
+        if (enabled_[c]) rows_.push_back(row[c]);
       ++id;
     }
     table_->append(rows_);
@@ -112,7 +137,7 @@ class ThunderstormWriter final : public LocalizationWriter {
  private:
   LocWriterContext ctx_;
   double pixel_size_;
-  int columns_;  // written per row: up to uncertainty, or every column with the diagnostics
+  std::array<bool, kCount> enabled_;
   std::unique_ptr<TableWriter> table_;
   std::vector<double> rows_;
 };
@@ -178,7 +203,7 @@ std::optional<double> parse_number(std::string_view text) {
 }
 
 // What a column holds and how its values convert to Localization units.
-enum class Field { ignored, frame, x, y, sigma, sigma_y, photons, background, lpx, chi2, iterations, status, count };
+enum class Field { ignored, frame, x, y, z, sigma, sigma_y, photons, background, lpx, lpz, chi2, iterations, status, count };
 enum class Unit { none, nm, px, um };
 
 struct ColumnRole {
@@ -206,6 +231,8 @@ ColumnRole column_role(const std::string& label, const std::string& path) {
   if (name == "frame") return {Field::frame, Unit::none};
   if (name == "x") return {Field::x, length_unit()};
   if (name == "y") return {Field::y, length_unit()};
+  if (name == "z") return {Field::z, length_unit()};
+  if (name == "uncertainty_z") return {Field::lpz, length_unit()};
   if (name == "sigma" || name == "sigma1") return {Field::sigma, length_unit()};
   if (name == "sigma2") return {Field::sigma_y, length_unit()};
   if (name == "intensity") return {Field::photons, photon_unit()};
@@ -269,6 +296,18 @@ LocalizationFile read_thunderstorm_csv(const std::string& path, double pixel_siz
     }
   };
 
+  // Depth in the file → nm of Localization (z is not in pixels; a px column counts lateral pixels).
+  const auto to_nm = [&](double v, Unit unit) {
+    switch (unit) {
+      case Unit::um:
+        return v * 1000.0;
+      case Unit::px:
+        return v * pixel_size_nm;
+      default:
+        return v;
+    }
+  };
+
   std::int64_t line_number = 1;
   while (std::getline(in, line)) {
     ++line_number;
@@ -307,6 +346,12 @@ LocalizationFile read_thunderstorm_csv(const std::string& path, double pixel_siz
           break;
         case Field::sigma:
           l.sigma = to_px(v, role.unit);
+          break;
+        case Field::z:
+          l.z = to_nm(v, role.unit);
+          break;
+        case Field::lpz:
+          l.lpz = to_nm(v, role.unit);
           break;
         case Field::sigma_y:
           l.sigma_y = to_px(v, role.unit);

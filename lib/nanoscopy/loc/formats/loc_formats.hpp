@@ -4,6 +4,7 @@
 // ThunderSTORM CSV (.csv): header
 //   "id","frame","x [nm]","y [nm]","sigma [nm]","intensity [photon]","offset [photon]",
 //   "bkgstd [photon]","uncertainty_xy [nm]","chi2","iterations","status"
+// (3D fits: "z [nm]" after y, "uncertainty_z [nm]" after uncertainty_xy; see three_d below)
 // (ThunderSTORM's importer accepts extra columns after its own), US-locale numbers.
 //   id, frame     from 1 (id counts the rows written; frame = Localization::frame + 1)
 //   x, y [nm]     (x_px + 0.5) · pixel size: ThunderSTORM puts the centre of pixel i at i + 0.5,
@@ -20,8 +21,8 @@
 // Rows with a non-finite value are not written (counted in LocWriteCounts::non_finite).
 //
 // Picasso (.hdf5, .h5): dataset /locs, 1-D compound, little-endian, one row per localization:
-//   frame u4 (0-based), x, y, photons, sx, sy, bg, lpx, lpy, ellipticity, net_gradient, chi2 (f4),
-//   iterations i4, status i4 (FitStatus code)
+//   frame u4 (0-based), x, y, photons, sx, sy, bg, lpx, lpy, ellipticity, net_gradient,
+//   [z, d_zcalib, lpz: 3D fits], [likelihood: mle fits], chi2 (f4), iterations i4, status i4 (FitStatus code)
 // in Picasso's units (px with the centre of pixel i at i; photons; bg photons per pixel;
 // sx = sy = sigma and ellipticity 0 for a round model; an elliptical fit's sx, sy and
 // (max − min)/max). Picasso ignores the fields it does not
@@ -88,6 +89,12 @@ struct LocWriterContext {
   // Picasso HDF5: the field likelihood (the Poisson log-likelihood of mle fits,
   // as Picasso's MLE writes it) after net_gradient.
   bool likelihood = false;
+  // The fit was 3D (astigmatic; implies elliptical): Picasso gets z, d_zcalib and
+  // lpz after net_gradient (Picasso Localize's "3D only" fields: z and lpz in
+  // nm; d_zcalib, the distance of (sx, sy) from the calibration curve, is 0
+  // because z is fitted directly on the curve); ThunderSTORM gets "z [nm]" after
+  // y and "uncertainty_z [nm]" after uncertainty_xy.
+  bool three_d = false;
 };
 
 // The context for localizations of the stack `info` (size, frames, pixel type),

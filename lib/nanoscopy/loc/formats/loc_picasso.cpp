@@ -34,6 +34,9 @@ enum PicassoColumn {
   kLpy,
   kEllipticity,
   kNetGradient,
+  kZ,
+  kDzcalib,
+  kLpz,
   kChi2,
   kIterations,
   kStatus,
@@ -42,8 +45,9 @@ enum PicassoColumn {
 
 // Picasso Localize's least-squares fields (gausslq.locs_from_fits), in its
 // order, with its MLE field likelihood (gaussmle.locs_from_fits) after
-// net_gradient for mle fits; the fit diagnostics follow only when asked for.
-std::vector<Column> picasso_columns(bool fit_diagnostics, bool likelihood) {
+// net_gradient for mle fits (after the 3D fields z, d_zcalib, lpz of a 3D fit);
+// the fit diagnostics follow only when asked for.
+std::vector<Column> picasso_columns(bool fit_diagnostics, bool likelihood, bool three_d) {
   std::vector<Column> columns = {{"frame", ColumnType::u32},
           {"x", ColumnType::f32},
           {"y", ColumnType::f32},
@@ -55,6 +59,7 @@ std::vector<Column> picasso_columns(bool fit_diagnostics, bool likelihood) {
           {"lpy", ColumnType::f32},
           {"ellipticity", ColumnType::f32},
           {"net_gradient", ColumnType::f32}};
+  if (three_d) columns.insert(columns.end(), {{"z", ColumnType::f32}, {"d_zcalib", ColumnType::f32}, {"lpz", ColumnType::f32}});
   if (likelihood) columns.push_back({"likelihood", ColumnType::f32});
   if (fit_diagnostics)
     columns.insert(columns.end(), {{"chi2", ColumnType::f32}, {"iterations", ColumnType::i32}, {"status", ColumnType::i32}});
@@ -70,7 +75,7 @@ class PicassoWriter final : public LocalizationWriter {
                                  std::to_string(ctx_.width) + " x " + std::to_string(ctx_.height) + ", " +
                                  std::to_string(ctx_.frames) + " frames)");
     check_yaml_context(path, ctx_);
-    table_ = create_hdf5_table_writer(path, "locs", picasso_columns(ctx_.fit_diagnostics, ctx_.likelihood));
+    table_ = create_hdf5_table_writer(path, "locs", picasso_columns(ctx_.fit_diagnostics, ctx_.likelihood, ctx_.three_d));
   }
 
   void append(std::span<const Localization> locs) override {
@@ -92,18 +97,22 @@ class PicassoWriter final : public LocalizationWriter {
       v[kY] = static_cast<float>(l.y);
       v[kPhotons] = static_cast<float>(l.photons);
       v[kSx] = v[kSy] = static_cast<float>(l.sigma);
-      if (ctx_.elliptical) v[kSy] = static_cast<float>(l.sy());
+      if (ctx_.elliptical || ctx_.three_d) v[kSy] = static_cast<float>(l.sy());
       v[kBg] = static_cast<float>(l.background);
       v[kLpx] = static_cast<float>(l.lpx);
       v[kLpy] = static_cast<float>(l.lpy);
       v[kEllipticity] = 0.0f;
       // Picasso's (max − min)/max of the two widths.
-      if (ctx_.elliptical) v[kEllipticity] = (std::max(v[kSx], v[kSy]) - std::min(v[kSx], v[kSy])) / std::max(v[kSx], v[kSy]);
+      if (ctx_.elliptical || ctx_.three_d) v[kEllipticity] = (std::max(v[kSx], v[kSy]) - std::min(v[kSx], v[kSy])) / std::max(v[kSx], v[kSy]);
       v[kNetGradient] = static_cast<float>(l.net_gradient);
+      v[kZ] = static_cast<float>(l.z);
+      v[kDzcalib] = 0.0f;  // on the curve: z is fitted through σx(z), σy(z)
+      v[kLpz] = static_cast<float>(l.lpz);
       v[kChi2] = static_cast<float>(l.chi2);
       bool finite = true;
-      const int last = ctx_.fit_diagnostics ? kChi2 : kNetGradient;  // what is written must be finite
-      for (int c = kX; c <= last; ++c) finite = finite && std::isfinite(v[c]);
+      const int last = ctx_.fit_diagnostics ? kChi2 : kLpz;  // what is written must be finite
+      for (int c = kX; c <= last; ++c)
+        finite = finite && (!ctx_.three_d && c >= kZ && c <= kLpz ? true : std::isfinite(v[c]));
       if (!finite) {
         ++counts_.non_finite;
         continue;
@@ -118,6 +127,8 @@ class PicassoWriter final : public LocalizationWriter {
       }
       rows_.push_back(static_cast<double>(l.frame));
       for (int c = kX; c <= kNetGradient; ++c) rows_.push_back(v[c]);
+      if (ctx_.three_d)
+        for (int c = kZ; c <= kLpz; ++c) rows_.push_back(v[c]);
       if (ctx_.likelihood) rows_.push_back(static_cast<float>(l.likelihood));
       if (ctx_.fit_diagnostics) {
         rows_.push_back(v[kChi2]);
@@ -172,7 +183,7 @@ LocalizationFile read_picasso_hdf5(const std::string& path, double pixel_size_nm
     H5Sget_simple_extent_dims(space.get(), &rows, nullptr);
 
     // The fields we know, each converted to double by HDF5 into one packed memory row; the others
-    // (group, z, ...) are not read.
+    // (group, d_zcalib, ...) are not read.
     enum Field {
       kFieldFrame,
       kFieldX,
@@ -188,11 +199,14 @@ LocalizationFile read_picasso_hdf5(const std::string& path, double pixel_size_nm
       kFieldIterations,
       kFieldStatus,
       kFieldLikelihood,
+      kFieldZ,
+      kFieldLpz,
       kFieldCount
     };
     constexpr const char* names[kFieldCount] = {"frame", "x",    "y",          "photons", "sx",
                                                 "sy",    "bg",   "lpx",        "lpy",     "net_gradient",
-                                                "chi2",  "iterations", "status", "likelihood"};
+                                                "chi2",  "iterations", "status", "likelihood",
+                                                "z",     "lpz"};
     bool present[kFieldCount] = {};
     h5::Id memory_type = h5::type(H5Tcreate(H5T_COMPOUND, kFieldCount * sizeof(double)));
     if (!memory_type.valid()) throw InputError(path, "cannot read /locs: " + h5::last_error());
@@ -228,9 +242,11 @@ LocalizationFile read_picasso_hdf5(const std::string& path, double pixel_size_nm
         l.x = v[kFieldX];
         l.y = v[kFieldY];
         if (present[kFieldPhotons]) l.photons = v[kFieldPhotons];
-        if (present[kFieldSx] && present[kFieldSy])
-          l.sigma = 0.5 * (v[kFieldSx] + v[kFieldSy]);
-        else if (present[kFieldSx] || present[kFieldSy])
+        if (present[kFieldSx] && present[kFieldSy]) {
+          // σx, σy as written: an elliptical or 3D fit keeps both (round: sy() = sigma).
+          l.sigma = v[kFieldSx];
+          if (v[kFieldSy] != v[kFieldSx]) l.sigma_y = v[kFieldSy];
+        } else if (present[kFieldSx] || present[kFieldSy])
           l.sigma = present[kFieldSx] ? v[kFieldSx] : v[kFieldSy];
         if (present[kFieldBg]) l.background = v[kFieldBg];
         if (present[kFieldLpx]) l.lpx = v[kFieldLpx];
@@ -238,6 +254,8 @@ LocalizationFile read_picasso_hdf5(const std::string& path, double pixel_size_nm
         if (present[kFieldNetGradient]) l.net_gradient = v[kFieldNetGradient];
         if (present[kFieldChi2]) l.chi2 = v[kFieldChi2];
         if (present[kFieldLikelihood]) l.likelihood = v[kFieldLikelihood];
+        if (present[kFieldZ]) l.z = v[kFieldZ];
+        if (present[kFieldLpz]) l.lpz = v[kFieldLpz];
         if (present[kFieldIterations]) {
           const double it = v[kFieldIterations];
           if (!(it >= -2147483648.0 && it <= 2147483647.0) || it != std::floor(it))
