@@ -101,34 +101,115 @@ struct Pool {
   }
 };
 
-// One measured configuration: a device and the precision of its fit math.
+// One measured configuration: a device, the precision of its fit math and the estimator.
 struct FitRun {
   const BenchDevice* dev;
   FitSettings settings;
-  std::string label;      // "cpu" (double only), "cuda:0 (fp32)", "cuda:0 (fp64)"
+  std::string label;      // "cpu" (double only), "cuda:0 (fp32)", "cuda:0 (fp64, mle)"
   std::string precision;  // "fp32", "fp64"
+  std::string estimator;  // "lsq", "wlsq", "mle"
 };
 
+Estimator estimator_named(const std::string& name) {
+  return name == "mle" ? Estimator::mle : name == "wlsq" ? Estimator::wlsq : Estimator::lsq;
+}
+
 // Every device with each precision it is measured in: the CPU in double (its
-// reference), a GPU in each of --precisions.
+// reference), a GPU in each of --precisions; each with every estimator.
 std::vector<FitRun> fit_runs(const std::vector<BenchDevice>& devices, const FitSettings& settings,
-                             const std::vector<std::string>& precisions) {
+                             const std::vector<std::string>& precisions, const std::vector<std::string>& estimators) {
   std::vector<FitRun> runs;
-  for (const auto& d : devices) {
-    if (d.device.kind == DeviceKind::cpu) {
+  for (const auto& e : estimators)
+    for (const auto& d : devices) {
       FitSettings s = settings;
-      s.precision = FitPrecision::fp64;
-      runs.push_back({&d, s, d.label, "fp64"});
-      continue;
+      s.estimator = estimator_named(e);
+      const std::string suffix = e == "lsq" ? "" : ", " + e;
+      if (d.device.kind == DeviceKind::cpu) {
+        s.precision = FitPrecision::fp64;
+        runs.push_back({&d, s, e == "lsq" ? d.label : d.label + " (" + e + ")", "fp64", e});
+        continue;
+      }
+      for (const auto& p : precisions) {
+        s.precision = p == "double" ? FitPrecision::fp64 : FitPrecision::fp32;
+        const std::string name = p == "double" ? "fp64" : "fp32";
+        runs.push_back({&d, s, d.label + " (" + name + suffix + ")", name, e});
+      }
     }
-    for (const auto& p : precisions) {
-      FitSettings s = settings;
-      s.precision = p == "double" ? FitPrecision::fp64 : FitPrecision::fp32;
-      const std::string name = p == "double" ? "fp64" : "fp32";
-      runs.push_back({&d, s, d.label + " (" + name + ")", name});
-    }
-  }
   return runs;
+}
+
+// The precision table's condition for a model: the targets, Poisson data.
+// 2D: 9×9 ROIs at 400:40 (the paper's first row); 3D: 13×13, 1500 photons on 10/px, z over ±400 nm.
+SpotRecipe crb_recipe(ShapeModel model) {
+  SpotRecipe r;
+  r.model = model;
+  r.poisson = true;
+  if (model == ShapeModel::astigmatic) {
+    r.width = r.height = 13;
+    r.signal = 1500;
+    r.background = 10.0 * 13 * 13;
+  } else {
+    r.width = r.height = 9;
+    r.signal = 400;
+    r.background = 40;
+  }
+  return r;
+}
+
+// Precision against the Poisson CRB (at each spot's truth, bench/crb.hpp) for one run.
+json crb_cell(const FitRun& run, std::int64_t n, std::uint64_t seed) {
+  const FitSettings& settings = run.settings;
+  const SpotRecipe recipe = crb_recipe(settings.model);
+  const auto spots = simulate_spots(recipe, n, seed);
+  std::vector<FitResult> out(static_cast<std::size_t>(n));
+  make_fit_engine(run.dev->device, settings)->fit(spots.batch(PixelType::u16), out);
+  const bool three_d = settings.model == ShapeModel::astigmatic;
+  double e2 = 0, c2 = 0, bias = 0, z2 = 0, zc2 = 0, zbias = 0, iterations = 0;
+  std::vector<double> abs_e, crb_x;
+  std::int64_t used = 0;
+  for (std::int64_t k = 0; k < n; ++k) {
+    const auto& r = out[static_cast<std::size_t>(k)];
+    const auto& t = spots.truth[static_cast<std::size_t>(k)];
+    iterations += r.iterations;
+    if (!converged(r.status)) continue;
+    const SpotCrb crb = poisson_spot_crb(recipe, t);
+    const double e = r.x - t.x;
+    e2 += e * e;
+    c2 += crb.x * crb.x;
+    bias += e / t.sigma;
+    abs_e.push_back(std::abs(e));
+    crb_x.push_back(crb.x);
+    if (three_d) {
+      const double ez = r.z - t.z;
+      z2 += ez * ez;
+      zc2 += crb.z * crb.z;
+      zbias += ez;
+    }
+    ++used;
+  }
+  const double u = static_cast<double>(std::max<std::int64_t>(used, 1));
+  json cell = {{"device", run.label},
+               {"precision", run.precision},
+               {"estimator", run.estimator},
+               {"model", to_string(settings.model)},
+               {"size", recipe.width},
+               {"signal", recipe.signal},
+               {"background", recipe.background},
+               {"noise", "poisson"},
+               {"n", n},
+               {"converged_fraction", static_cast<double>(used) / static_cast<double>(n)},
+               {"x_rms_over_crb", std::sqrt(e2 / c2)},
+               {"x_median_over_crb", median_of(abs_e) / (0.6745 * median_of(crb_x))},
+               {"x_bias_sigma_percent", 100 * bias / u},
+               {"crb_x_rms_px", std::sqrt(c2 / u)},
+               {"mean_iterations", iterations / static_cast<double>(n)}};
+  if (three_d) {
+    cell["z_rms_over_crb"] = std::sqrt(z2 / zc2);
+    cell["z_bias_nm"] = zbias / u;
+    cell["crb_z_rms_nm"] = std::sqrt(zc2 / u);
+    cell["z_range_nm"] = {recipe.z_min, recipe.z_max};
+  }
+  return cell;
 }
 
 json throughput_cell(int size, std::int64_t batch, const FitRun& run, const std::string& timing,
@@ -138,12 +219,13 @@ json throughput_cell(int size, std::int64_t batch, const FitRun& run, const std:
                {"batch", batch},
                {"device", device},
                {"precision", run.precision},
+               {"estimator", run.estimator},
                {"timing", timing},
                {"fits_per_s", static_cast<double>(batch) / seconds_per_call},
                {"latency_us", seconds_per_call * 1e6},
                {"pixels_per_s", static_cast<double>(batch) * size * size / seconds_per_call},
                {"repeats", repeats}};
-  if (timing == "host" && device.rfind("cuda", 0) == 0 && run.precision == "fp32") {
+  if (timing == "host" && device.rfind("cuda", 0) == 0 && run.precision == "fp32" && run.estimator == "lsq") {
     auto s = kGpufitH100.find(size);
     if (s != kGpufitH100.end()) {
       auto b = s->second.find(batch);
@@ -309,19 +391,32 @@ void print_markdown(std::ostream& out, const json& doc) {
       out << "\n";
     }
   }
-  // FP32 against FP64 on each GPU, cell by cell: fits/s of float ÷ fits/s of double.
+  // Ratios cell by cell: FP32 ÷ FP64 on each GPU (per estimator), and each estimator ÷ lsq (per device and
+  // precision). The key names the pair; first = numerator, second = denominator.
   std::map<std::pair<std::string, std::string>, std::map<int, std::map<std::int64_t, std::pair<double, double>>>> ratio;
+  std::vector<std::string> estimators;
   for (const auto& c : cells) {
-    if (!c.contains("precision")) continue;
+    const std::string e = c["estimator"];
+    if (std::find(estimators.begin(), estimators.end(), e) == estimators.end()) estimators.push_back(e);
+  }
+  for (const auto& c : cells) {
     const std::string label = c["device"];
-    const auto paren = label.find(" (");
-    if (paren == std::string::npos) continue;  // the CPU: double only
-    auto& cell = ratio[{label.substr(0, paren), c["timing"]}][c["size"]][c["batch"]];
-    (c["precision"] == "fp32" ? cell.first : cell.second) = c["fits_per_s"].get<double>();
+    const std::string device = label.substr(0, label.find(" ("));
+    const std::string estimator = c["estimator"], precision = c["precision"];
+    const std::string timing = c["timing"] == "host" ? "host to host" : "data on the device";
+    const double v = c["fits_per_s"].get<double>();
+    if (device.rfind("cuda", 0) == 0) {
+      auto& cell = ratio[{"FP32 ÷ FP64 fits/s — " + device + " (" + estimator + ")", timing}][c["size"]][c["batch"]];
+      (precision == "fp32" ? cell.first : cell.second) = v;
+    }
+    for (const auto& e : estimators) {
+      if (e == "lsq" || (estimator != e && estimator != "lsq")) continue;
+      auto& cell = ratio[{e + " ÷ lsq fits/s — " + device + " (" + precision + ")", timing}][c["size"]][c["batch"]];
+      (estimator == e ? cell.first : cell.second) = v;
+    }
   }
   for (const auto& [key, rows] : ratio) {
-    out << "\n### FP32 ÷ FP64 fits/s — " << key.first << ", "
-        << (key.second == "host" ? "host to host" : "data on the device") << "\n\n| S \\ fits per call |";
+    out << "\n### " << key.first << ", " << key.second << "\n\n| S \\ fits per call |";
     batch_columns(out, batches);
     for (const auto& [size, row] : rows) {
       out << "| " << size << " |";
@@ -362,6 +457,23 @@ void print_markdown(std::ostream& out, const json& doc) {
           << " | " << shares << " | " << hist << "|\n";
     }
   }
+  if (doc.contains("crb") && !doc["crb"].empty()) {
+    out << "\n### Precision against the Cramér–Rao bound (Poisson data; CRB at each spot's truth)\n\n"
+        << "| device (precision, estimator) | model | ROI, photons, background/px | n | converged | x RMS/CRB | "
+           "x median/CRB | x bias (% σ) | CRB x (px) | z RMS/CRB | z bias (nm) | CRB z (nm) | mean iterations |\n"
+        << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    for (const auto& c : doc["crb"]) {
+      const int size = c["size"].get<int>();
+      const bool z = c.contains("z_rms_over_crb");
+      out << "| " << c["device"].get<std::string>() << " | " << c["model"].get<std::string>() << " | " << size << "×"
+          << size << ", " << c["signal"].get<double>() << ", " << fmt(c["background"].get<double>() / (size * size))
+          << " | " << c["n"] << " | " << fmt(100 * c["converged_fraction"].get<double>(), 5) << " % | "
+          << fmt(c["x_rms_over_crb"]) << " | " << fmt(c["x_median_over_crb"]) << " | "
+          << fmt(c["x_bias_sigma_percent"], 2) << " | " << fmt(c["crb_x_rms_px"]) << " | "
+          << (z ? fmt(c["z_rms_over_crb"]) : "–") << " | " << (z ? fmt(c["z_bias_nm"], 2) : "–") << " | "
+          << (z ? fmt(c["crb_z_rms_nm"]) : "–") << " | " << fmt(c["mean_iterations"]) << " |\n";
+    }
+  }
 }
 
 }  // namespace
@@ -372,8 +484,12 @@ void add_fit_bench_options(CLI::App& cmd, FitBenchOptions& o) {
   cmd.add_option("--devices", o.devices, "devices to measure (cpu, cuda:N); default: cpu and every GPU")->delimiter(',');
   cmd.add_option("--cpu-max-batch", o.cpu_max_batch, "skip CPU cells with more fits per call")->default_val(o.cpu_max_batch);
   cmd.add_option("--accuracy-fits", o.accuracy_fits, "fits per accuracy condition")->default_val(o.accuracy_fits);
-  cmd.add_option("--model", o.model, "spot model: sampled, integrated or elliptical")->default_val(o.model)
-      ->check(CLI::IsMember({"sampled", "integrated", "elliptical"}));
+  cmd.add_option("--model", o.model, "spot model: sampled, integrated, elliptical or astigmatic (3D, the built-in "
+                                    "calibration)")
+      ->default_val(o.model)
+      ->check(CLI::IsMember({"sampled", "integrated", "elliptical", "astigmatic"}));
+  cmd.add_option("--estimators", o.estimators, "estimators to measure: lsq (the paper's), wlsq, mle")
+      ->delimiter(',')->default_str("lsq")->check(CLI::IsMember({"lsq", "wlsq", "mle"}));
   cmd.add_option("--fit-precision", o.precisions, "the GPUs' fit arithmetic to measure (the CPU: double)")
       ->delimiter(',')->default_str("float,double")->check(CLI::IsMember({"float", "double"}));
   cmd.add_flag("--quick", o.quick, "a small grid: S 7,9,13, batches 10,1000,10000, 10000 accuracy fits");
@@ -399,10 +515,13 @@ void run_fit_bench(FitBenchOptions o, std::uint64_t seed, int repeats, bool quie
   FitSettings settings;
   settings.model = o.model == "integrated"   ? ShapeModel::integrated
                    : o.model == "elliptical" ? ShapeModel::elliptical
+                   : o.model == "astigmatic" ? ShapeModel::astigmatic
                                              : ShapeModel::sampled;
   const auto devices = bench_devices(o.devices);
   if (o.precisions.empty()) throw UsageError("--fit-precision", "name float, double or both");
-  const auto runs = fit_runs(devices, settings, o.precisions);
+  for (const auto& e : o.estimators)
+    if (e != "lsq" && e != "wlsq" && e != "mle") throw UsageError("--estimators", "'" + e + "' is not lsq, wlsq or mle");
+  const auto runs = fit_runs(devices, settings, o.precisions, o.estimators);
 
   json doc;
   doc["tool"] = "bench fit2d";
@@ -414,18 +533,25 @@ void run_fit_bench(FitBenchOptions o, std::uint64_t seed, int repeats, bool quie
                        {"repeats", repeats},     {"pixel_type", "uint16"},       {"model", o.model},
                        {"max_iterations", settings.max_iterations},            {"min_delta", settings.min_delta},
                        {"min_step", settings.min_step}, {"accuracy_fits", o.accuracy_fits},
-                       {"cpu_max_batch", o.cpu_max_batch}, {"gpu_precisions", o.precisions}};
+                       {"cpu_max_batch", o.cpu_max_batch}, {"gpu_precisions", o.precisions},
+                       {"estimators", o.estimators}};
   doc["throughput"] = json::array();
   doc["accuracy"] = json::array();
+  doc["crb"] = json::array();
   if (o.throughput) run_throughput(o, runs, seed, repeats, quiet, doc["throughput"]);
   if (o.accuracy) {
-    Progress progress("bench fit2d accuracy", static_cast<std::int64_t>(runs.size() * 3), quiet);
+    // Table 1 is the paper's: lsq on its (Gaussian-noise) 2D data; every run gets the Poisson CRB table.
+    Progress progress("bench fit2d accuracy", static_cast<std::int64_t>(runs.size() * 4), quiet);
     std::int64_t done = 0;
-    for (const auto& run : runs)
-      for (const auto& p : kPaperTable1) {
-        doc["accuracy"].push_back(accuracy_cell(run, p.signal, p.background, o.accuracy_fits, seed + 1000));
-        progress.update(++done);
-      }
+    for (const auto& run : runs) {
+      if (run.estimator == "lsq" && settings.model != ShapeModel::astigmatic)
+        for (const auto& p : kPaperTable1) {
+          doc["accuracy"].push_back(accuracy_cell(run, p.signal, p.background, o.accuracy_fits, seed + 1000));
+          progress.update(++done);
+        }
+      doc["crb"].push_back(crb_cell(run, o.accuracy_fits, seed + 2000));
+      progress.update(++done);
+    }
     progress.finish();
   }
   out << "# bench fit2d — " << doc["date"].get<std::string>() << ", commit " << NANOSCOPY_GIT_COMMIT << "\n\nCPU: "

@@ -24,6 +24,8 @@ struct FitBenchOptions {
   std::int64_t cpu_max_batch = 100000;    // CPU cells with larger batches are skipped (minutes each)
   std::int64_t accuracy_fits = 100000;
   std::string model = "sampled";
+  // Estimators measured, each on every device and precision: lsq (the paper's, Table 1), wlsq, mle.
+  std::vector<std::string> estimators = {"lsq"};
   // The GPUs' fit arithmetic, each measured (the CPU reference computes in double): float, double.
   std::vector<std::string> precisions = {"float", "double"};
   bool quick = false;                     // a small grid (for demos and CI smoke runs)

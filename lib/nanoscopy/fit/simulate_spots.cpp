@@ -57,7 +57,10 @@ SimulatedSpots simulate_spots(const SpotRecipe& recipe, std::int64_t count, std:
     for (int r = 0; r < recipe.height; ++r) {
       for (int c = 0; c < recipe.width; ++c) {
         double v = t.amplitude * xs[c].v * ys[r].v + bg;
-        if (recipe.noise) v = std::max(0.0, std::round(v + std::sqrt(v) * unit_normal(rng)));
+        if (recipe.noise && recipe.poisson)
+          v = static_cast<double>(std::poisson_distribution<std::int64_t>(v)(rng));
+        else if (recipe.noise)
+          v = std::max(0.0, std::round(v + std::sqrt(v) * unit_normal(rng)));
         const std::size_t i = static_cast<std::size_t>(k * n + r * recipe.width + c);
         out.pixels[i] = static_cast<float>(v);
         out.pixels_u16[i] = static_cast<std::uint16_t>(std::clamp(std::round(v), 0.0, 65535.0));

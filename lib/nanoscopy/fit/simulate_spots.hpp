@@ -27,6 +27,7 @@ struct SpotRecipe {
   double z_min = -400.0, z_max = 400.0;    // nm, the astigmatic model's depths
   AstigmaticPsf<double> astigmatism = typical_astigmatic_psf();  // σ in px, z in nm (as FitSettings')
   bool noise = true;                       // false: exact model values (not rounded)
+  bool poisson = false;                    // Poisson noise (the MLE's data model) instead of the paper's Gaussian
 };
 
 struct SpotTruth {
