@@ -474,3 +474,33 @@ TEST_CASE("fit2d --regions localizes only inside the given regions") {
   CHECK(bad.exit_code == 3);
   CHECK(bad.output.find("bad.txt:2") != std::string::npos);
 }
+
+TEST_CASE("fit2d on an EMCCD movie: mle's precision carries the excess-noise factor √2 and matches the error") {
+  TempDir dir;
+  const auto movie = simulate(dir, "--camera emccd --frames 300 --emitters 30 --photons 1500 --background 10");
+  const auto csv = (dir / "locs.csv").string();
+  const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(csv) + " --device cpu");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.output, "mle (auto: camera data)"));  // the movie's .yaml names the EMCCD
+  const auto locs = read_localizations(csv, 108.0);
+  const auto truth = read_truth(dir / "movie_truth.csv");
+  // Each localization against its nearest truth in the frame (within 1 px).
+  std::vector<double> errors;
+  double lp2 = 0;
+  for (const auto& l : locs) {
+    double best = 1.0, dx = 0;
+    for (const auto& t : truth)
+      if (t.frame == l.frame && std::hypot(l.x - t.x, l.y - t.y) < best) best = std::hypot(l.x - t.x, l.y - t.y), dx = l.x - t.x;
+    if (best >= 1.0) continue;
+    errors.push_back(std::abs(dx));
+    lp2 += l.lpx * l.lpx;
+  }
+  REQUIRE(errors.size() > 500);
+  std::nth_element(errors.begin(), errors.begin() + static_cast<std::ptrdiff_t>(errors.size() / 2), errors.end());
+  const double spread = errors[errors.size() / 2] / 0.6745;  // robust sd of x̂ − x (px)
+  const double reported = std::sqrt(lp2 / static_cast<double>(errors.size()));
+  MESSAGE("EMCCD mle: error sd " << spread * 108 << " nm, reported precision " << reported * 108 << " nm");
+  CHECK(reported == doctest::Approx(spread).epsilon(0.15));
+  CHECK(std::abs(reported / std::sqrt(2.0) - spread) > 0.2 * spread);  // without √2 it would be ~30 % low
+}
