@@ -54,7 +54,9 @@ std::pair<double, double> parse_z_range(const std::string& text, const std::stri
 // The astigmatic model's curves in pixels of the movie, over the requested depths.
 void set_astigmatism(const Params& p, const Camera& camera, FitSettings& fit) {
   const std::string path = p.get_string("Fit/calibration");
-  const bool model_set = p.source("Fit/model").file != "default";
+  // --calibration overrides a 2D model from a parameter file (params/fit2d.prm names one), not one asked for
+  // on the command line.
+  const bool model_set = p.source("Fit/model").file.rfind("command line", 0) == 0;
   if (path.empty()) {
     if (fit.model == ShapeModel::astigmatic)
       throw UsageError(p.source("Fit/model").describe(),
