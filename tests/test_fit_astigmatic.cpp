@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "nanoscopy/bench/crb.hpp"
 #include "nanoscopy/fit/engine.hpp"
 #include "nanoscopy/fit/model_list.hpp"
 
@@ -33,39 +34,16 @@ std::vector<double> image(const AstigmaticPsf<double>& psf, double x, double y, 
   return f;
 }
 
-// The Poisson CRB of z (nm) at the truth, θ = (x, y, z, α, β), ∂μ by central
-// differences of image() (independent of the model's analytic derivatives),
-// inverted by Gauss–Jordan.
+// The Poisson CRB of z (nm) at the truth: bench's poisson_spot_crb (∂μ/∂θ by
+// central differences of the simulator's image, independent of the model's
+// analytic derivatives), for a spot at the ROI centre.
 double crb_z(const AstigmaticPsf<double>& psf, double x, double y, double z) {
-  constexpr int p = 5;
-  const double e = 1e-4, ez = 1e-2;
-  const auto f = image(psf, x, y, z);
-  const auto fxp = image(psf, x + e, y, z), fxm = image(psf, x - e, y, z);
-  const auto fyp = image(psf, x, y + e, z), fym = image(psf, x, y - e, z);
-  const auto fzp = image(psf, x, y, z + ez), fzm = image(psf, x, y, z - ez);
-  double a[p][2 * p] = {};
-  for (std::size_t i = 0; i < f.size(); ++i) {
-    const double mu = kPhotons * f[i] + kBackground;
-    const double d[p] = {kPhotons * (fxp[i] - fxm[i]) / (2 * e), kPhotons * (fyp[i] - fym[i]) / (2 * e),
-                         kPhotons * (fzp[i] - fzm[i]) / (2 * ez), f[i], 1.0};
-    for (int j = 0; j < p; ++j)
-      for (int k = 0; k < p; ++k) a[j][k] += d[j] * d[k] / mu;
-  }
-  for (int j = 0; j < p; ++j) a[j][p + j] = 1;
-  for (int c = 0; c < p; ++c) {
-    int piv = c;
-    for (int r = c + 1; r < p; ++r)
-      if (std::abs(a[r][c]) > std::abs(a[piv][c])) piv = r;
-    for (int k = 0; k < 2 * p; ++k) std::swap(a[c][k], a[piv][k]);
-    const double d = a[c][c];
-    for (int k = 0; k < 2 * p; ++k) a[c][k] /= d;
-    for (int r = 0; r < p; ++r) {
-      if (r == c) continue;
-      const double m = a[r][c];
-      for (int k = 0; k < 2 * p; ++k) a[r][k] -= m * a[c][k];
-    }
-  }
-  return std::sqrt(a[2][p + 2]);
+  SpotRecipe recipe;
+  recipe.model = ShapeModel::astigmatic;
+  recipe.width = recipe.height = kSize;
+  recipe.astigmatism = psf;
+  SpotTruth t{x, y, psf.x.sigma(z), psf.y.sigma(z), kPhotons, kBackground, z};
+  return poisson_spot_crb(recipe, t).z;
 }
 
 // `count` Poisson spots at depth z (centre uniform within ±0.5 px of the ROI centre).

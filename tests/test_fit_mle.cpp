@@ -424,27 +424,18 @@ TEST_CASE_TEMPLATE_APPLY(float_cases, AsTuple<FitModels>::type);
 // and a photon conversion. Before the per-relative-change information test of solve_damped, float held α fixed
 // on bright spots (h_αα/h_xx ~ 1e-7, below float's negligible 1e-6) and 70 % of 1500-photon fits stopped elsewhere.
 TEST_CASE("wlsq and mle in float on the GPU test's shapes: bright spots, shifts, photon scale") {
-  struct Shape {
-    int w, h;
-    double signal, background;
-  };
-  const Shape shapes[] = {{5, 11, 400, 40}, {7, 7, 400, 40}, {9, 9, 400, 324}, {13, 13, 2000, 1000}, {7, 7, 1500, 490}};
+  const test::Shape shapes[] = {{5, 11, 400, 40}, {7, 7, 400, 40}, {9, 9, 400, 324}, {13, 13, 2000, 1000}, {7, 7, 1500, 490}};
   std::vector<ShapeModel> models;
   for_each_model([&]<class M>(M) { models.push_back(M::shape); });
   for (ShapeModel model : models)
     for (Estimator estimator : {Estimator::wlsq, Estimator::mle})
       for (int variant = 0; variant < 2; ++variant)
-        for (const Shape& shape : shapes) {
+        for (const test::Shape& shape : shapes) {
           if (model == ShapeModel::astigmatic && std::min(shape.w, shape.h) < 9) continue;  // as test_fit_models
           // σx up to 2 px across a 5-px side under sCMOS shifts: σx is barely determined (9.6 % of float fits
           // differ beyond 1e-3 px); the GPU test skips it too.
           if (model == ShapeModel::elliptical && variant == 1 && std::min(shape.w, shape.h) < 7) continue;
-          SpotRecipe recipe;
-          recipe.width = shape.w;
-          recipe.height = shape.h;
-          recipe.signal = shape.signal;
-          recipe.background = shape.background;
-          recipe.model = model;
+          const SpotRecipe recipe = test::recipe_for(shape, model);
           const auto spots = simulate_spots(recipe, 3000, 2000 + static_cast<std::uint64_t>(shape.w));
           std::vector<float> shift;
           FitSettings st;

@@ -430,27 +430,18 @@ TEST_CASE("the damped solve holds parameters with a negligible diagonal fixed, a
 // The float path against the reference on the shapes of tests/gpu/test_fit_gpu.cpp, with the tolerances that
 // test states for CUDA's float kernels (support/fit_compare.hpp): the float templates on the host meet them.
 TEST_CASE("float fit math meets the GPU test's float tolerances on its shapes") {
-  struct Shape {
-    int w, h;
-    double signal, background;
-  };
-  const Shape shapes[] = {{1, 9, 400, 40}, {5, 11, 400, 40},  {7, 7, 400, 40},
+  const test::Shape shapes[] = {{1, 9, 400, 40}, {5, 11, 400, 40},  {7, 7, 400, 40},
                           {9, 9, 400, 40}, {13, 13, 400, 40}, {32, 32, 4000, 1024}};
   std::vector<ShapeModel> models;
   fit_detail::for_each_model([&]<class M>(M) { models.push_back(M::shape); });
   for (ShapeModel model : models)
-    for (const Shape& shape : shapes)
+    for (const test::Shape& shape : shapes)
       for (std::int64_t count : {31, 3000}) {
         // One column holds no σx (α absorbs it): float and double wander apart there by design.
         if (model == ShapeModel::elliptical && std::min(shape.w, shape.h) < 2) continue;
         // A spot ±400 nm out of focus is up to 2.5 px wide: a 3D ROI is at least 9 px on a side.
         if (model == ShapeModel::astigmatic && std::min(shape.w, shape.h) < 9) continue;
-        SpotRecipe recipe;
-        recipe.width = shape.w;
-        recipe.height = shape.h;
-        recipe.signal = shape.signal;
-        recipe.background = shape.background;
-        recipe.model = model;
+        const SpotRecipe recipe = test::recipe_for(shape, model);
         const auto spots = simulate_spots(recipe, count, 1000 + static_cast<std::uint64_t>(count) + shape.w);
         for (PixelType type : {PixelType::u16, PixelType::f32}) {
           char what[128];

@@ -269,11 +269,32 @@ struct GroupPixelEvaluator {
   }
 };
 
+// A per-pixel evaluator of estimator E over the same group, staged ROI and
+// axis-term tables as the lsq evaluator `eval`; `shift`: the staged variance
+// shifts, or null (0).
+template <class E, int G, class M, class T>
+__device__ GroupPixelEvaluator<G, M, E, T> pixel_evaluator(const GroupEvaluator<G, M, T>& eval, const float* shift) {
+  GroupPixelEvaluator<G, M, E, T> pe;
+  pe.model = eval.model;
+  pe.g = eval.g;
+  pe.shift = shift;
+  pe.tab = eval.tab;
+  pe.w = eval.w;
+  pe.h = eval.h;
+  pe.lane = eval.lane;
+  pe.c0 = eval.c0;
+  pe.r0 = eval.r0;
+  pe.dc = eval.dc;
+  pe.dr = eval.dr;
+  pe.mask = eval.mask;
+  return pe;
+}
+
 // A 3D model's CRLB after an lsq fit, as the CPU engine's lsq_crlb: the
 // Poisson Fisher information at the estimate in photons (no variance shift:
 // lsq does not stage it), by the per-pixel evaluator's finish on the lsq group.
 template <int G, class M, class T>
-__device__ void lsq_crlb(const M& model, const GroupEvaluator<G, M, T>& eval, FitResult& r, const KernelArgs<T>& a) {
+__device__ void lsq_crlb(const GroupEvaluator<G, M, T>& eval, FitResult& r, const KernelArgs<T>& a) {
   constexpr int N = M::n_params;
   constexpr int P = kPixelParams<N>;
   static_assert(N == 3, "θ is rebuilt from (x, y, z)");
@@ -284,19 +305,7 @@ __device__ void lsq_crlb(const M& model, const GroupEvaluator<G, M, T>& eval, Fi
   theta[M::z_param] = r.z;
   theta[N] = static_cast<T>(r.amplitude) * a.photons_per_value;
   theta[N + 1] = (static_cast<T>(r.background) - a.photon_offset) * a.photons_per_value;
-  GroupPixelEvaluator<G, M, Mle, T> pe;
-  pe.model = model;
-  pe.g = eval.g;
-  pe.shift = nullptr;
-  pe.tab = eval.tab;
-  pe.w = eval.w;
-  pe.h = eval.h;
-  pe.lane = eval.lane;
-  pe.c0 = eval.c0;
-  pe.r0 = eval.r0;
-  pe.dc = eval.dc;
-  pe.dr = eval.dr;
-  pe.mask = eval.mask;
+  auto pe = pixel_evaluator<Mle>(eval, nullptr);
   FitResult f;
   pe.finish(theta, f);
   r.crlb_x = f.crlb_x;
@@ -374,7 +383,7 @@ __global__ void fit_kernel(KernelArgs<T> a, M model) {
   eval.k = RoiConstants<T>{static_cast<real>(n), scan.sum, scan.sum2};
   if constexpr (!per_pixel) {
     FitResult r = lm_fit<M, M::n_params>(model, eval, start, w, h, n, a.limits);
-    if constexpr (z_index<M>() >= 0) lsq_crlb(model, eval, r, a);
+    if constexpr (z_index<M>() >= 0) lsq_crlb(eval, r, a);
     if (lane == 0) a.out[fit] = r;
   } else {
     // lsq's closed-form α̂, β̂ at the initial shape start α, β (estimators/mle.hpp).
@@ -387,19 +396,7 @@ __global__ void fit_kernel(KernelArgs<T> a, M model) {
 #pragma unroll
     for (int j = 0; j < N; ++j) theta[j] = start[j];
     pixel_start(have, closed.alpha, closed.beta, scan.max - scan.min, theta[N], theta[N + 1]);
-    GroupPixelEvaluator<G, M, E, T> pe;
-    pe.model = model;
-    pe.g = g;
-    pe.shift = shifts + slot * a.pixel_stride;
-    pe.tab = eval.tab;
-    pe.w = w;
-    pe.h = h;
-    pe.lane = lane;
-    pe.c0 = eval.c0;
-    pe.r0 = eval.r0;
-    pe.dc = eval.dc;
-    pe.dr = eval.dr;
-    pe.mask = mask;
+    auto pe = pixel_evaluator<E>(eval, shifts + slot * a.pixel_stride);
     FitResult r = lm_fit<M, P>(model, pe, theta, w, h, n, a.limits);
     const real inv = real(1) / a.photons_per_value;
     r.amplitude = static_cast<float>(static_cast<real>(r.amplitude) * inv);

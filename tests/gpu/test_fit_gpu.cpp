@@ -42,22 +42,8 @@ RoiBatch batch_of(const SimulatedSpots& s, bool u16, const SpotGuess* initial = 
 // on the outcome of ≥ 99.5 % of the fits and to 1e-3 px on ≥ 99.9 % of the well-conditioned converged ones.
 using test::check_fit_agreement;
 using test::compare_fits;
-
-// A ROI shape and the signal and background of its simulated spots.
-struct Shape {
-  int w, h;
-  double signal, background;
-};
-
-SpotRecipe recipe_for(const Shape& shape, ShapeModel model) {
-  SpotRecipe recipe;
-  recipe.width = shape.w;
-  recipe.height = shape.h;
-  recipe.signal = shape.signal;
-  recipe.background = shape.background;
-  recipe.model = model;
-  return recipe;
-}
+using test::recipe_for;
+using test::Shape;  // a ROI shape and the signal and background of its simulated spots
 
 Device gpu_device() {
   return select_device(DeviceRequest::parse("cuda"), true);

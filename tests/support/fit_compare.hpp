@@ -39,8 +39,25 @@
 
 #include "nanoscopy/fit/engine.hpp"
 #include "nanoscopy/fit/fit_types.hpp"
+#include "nanoscopy/fit/simulate_spots.hpp"
 
 namespace nanoscopy::test {
+
+// One ROI shape of the comparisons (host float tests and the GPU tests) and its spots.
+struct Shape {
+  int w, h;
+  double signal, background;
+};
+
+inline SpotRecipe recipe_for(const Shape& shape, ShapeModel model) {
+  SpotRecipe recipe;
+  recipe.width = shape.w;
+  recipe.height = shape.h;
+  recipe.signal = shape.signal;
+  recipe.background = shape.background;
+  recipe.model = model;
+  return recipe;
+}
 
 struct FitAgreement {
   std::int64_t fits = 0, equal_status = 0, same_outcome = 0, both_converged = 0, well_conditioned = 0;

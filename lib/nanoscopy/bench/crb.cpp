@@ -15,12 +15,11 @@ using Matrix = std::array<std::array<double, kP>, kP>;
 // Inverse by Gauss–Jordan with partial pivoting (any P ≤ 6); NaN matrix when singular.
 template <int P>
 std::array<std::array<double, P>, P> invert(std::array<std::array<double, P>, P> a) {
-  constexpr int kP = P;
   std::array<std::array<double, P>, P> inv{};
-  for (int i = 0; i < kP; ++i) inv[i][i] = 1;
-  for (int c = 0; c < kP; ++c) {
+  for (int i = 0; i < P; ++i) inv[i][i] = 1;
+  for (int c = 0; c < P; ++c) {
     int pivot = c;
-    for (int r = c + 1; r < kP; ++r)
+    for (int r = c + 1; r < P; ++r)
       if (std::abs(a[r][c]) > std::abs(a[pivot][c])) pivot = r;
     if (std::abs(a[pivot][c]) < 1e-300) {
       for (auto& row : inv) row.fill(std::numeric_limits<double>::quiet_NaN());
@@ -29,14 +28,14 @@ std::array<std::array<double, P>, P> invert(std::array<std::array<double, P>, P>
     std::swap(a[c], a[pivot]);
     std::swap(inv[c], inv[pivot]);
     const double d = a[c][c];
-    for (int k = 0; k < kP; ++k) {
+    for (int k = 0; k < P; ++k) {
       a[c][k] /= d;
       inv[c][k] /= d;
     }
-    for (int r = 0; r < kP; ++r) {
+    for (int r = 0; r < P; ++r) {
       if (r == c) continue;
       const double f = a[r][c];
-      for (int k = 0; k < kP; ++k) {
+      for (int k = 0; k < P; ++k) {
         a[r][k] -= f * a[c][k];
         inv[r][k] -= f * inv[c][k];
       }
