@@ -126,7 +126,8 @@ int FitPlan::lanes_for(int width, int height, std::int64_t count) const {
 }
 
 void FitPlan::fit_device(const void* d_pixels, PixelType type, std::int64_t count, int width, int height,
-                         const SpotGuess* d_initial, FitResult* d_out, cudaStream_t stream) {
+                         const SpotGuess* d_initial, FitResult* d_out, cudaStream_t stream,
+                         const float* d_variance_shift) {
   RoiBatch check;
   check.pixels = d_pixels;
   check.type = type;
@@ -145,6 +146,7 @@ void FitPlan::fit_device(const void* d_pixels, PixelType type, std::int64_t coun
   launch.height = height;
   launch.initial = d_initial;
   launch.out = d_out;
+  launch.variance_shift = d_variance_shift;
   launch.settings = impl_->settings;
   launch_fit(launch, fit_geometry(width, height, count, impl_->options.lanes_per_fit, impl_->multiprocessors,
                       impl_->settings.precision, impl_->settings.estimator), stream);

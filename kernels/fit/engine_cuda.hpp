@@ -40,10 +40,12 @@ class FitPlan {
 
   // Data already on this plan's device (d_pixels: count·width·height values of
   // `type`, u16 or f32, laid out as RoiBatch; d_initial: count guesses or null;
-  // d_out: count results). Enqueues one kernel on `stream` and returns; the
-  // caller synchronizes the stream.
+  // d_out: count results; d_variance_shift: the sCMOS shifts laid out as the
+  // pixels, or null). Enqueues one kernel on `stream` and returns; the caller
+  // synchronizes the stream.
   void fit_device(const void* d_pixels, PixelType type, std::int64_t count, int width, int height,
-                  const SpotGuess* d_initial, FitResult* d_out, cudaStream_t stream);
+                  const SpotGuess* d_initial, FitResult* d_out, cudaStream_t stream,
+                  const float* d_variance_shift = nullptr);
 
   int device() const;
   const FitSettings& settings() const;

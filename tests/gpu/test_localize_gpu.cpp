@@ -11,11 +11,13 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "nanoscopy/backend/registry.hpp"
 #include "nanoscopy/core/device.hpp"
+#include "nanoscopy/core/camera_maps.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/loc/localize_engine.hpp"
@@ -226,4 +228,42 @@ TEST_CASE("CUDA LocalizeEngine with regions: drops the same candidates as the CP
     for (const auto& c : b.candidates) CHECK(in_regions(regions, c.x, c.y));
   }
   CHECK(static_cast<double>(tally.agree) >= kAgreeShare * static_cast<double>(tally.fits));
+}
+
+TEST_CASE("CUDA LocalizeEngine with sCMOS camera maps: the same photons, shifts and fits as the CPU one") {
+  const Movie mv = simulated(40, 90, 77, 60, 13);
+  DetectSettings ds;
+  FitSettings fs;
+  fs.estimator = Estimator::mle;
+  fs.photon_offset = 100;  // the simulated movie's camera (ADU = 100 + photons/0.5); the maps take its place
+  fs.photons_per_value = 0.5;
+  auto maps = std::make_shared<const CameraMaps>(simulate_camera_maps(mv.width, mv.height, 5));
+  auto cpu = make_localize_engine(cpu_device(), LocalizeSettings{ds, fs, {}, maps});
+  auto gpu = make_localize_engine(gpu_device(), LocalizeSettings{ds, fs, {}, maps});
+  auto plain = make_localize_engine(gpu_device(), LocalizeSettings{ds, fs, {}});
+  Tally tally;
+  std::int64_t changed = 0;
+  for (const PixelType type : {PixelType::u16, PixelType::f32}) {
+    CAPTURE(to_string(type));
+    const void* base = type == PixelType::u16 ? static_cast<const void*>(mv.u16.data()) : mv.f32.data();
+    const ChunkPixels px{static_cast<const unsigned char*>(base), type, 0, mv.frames, mv.width, mv.height};
+    Output a, b, c;
+    cpu->localize(px, a.candidates, a.origins, a.fits);
+    gpu->localize(px, b.candidates, b.origins, b.fits);
+    plain->localize(px, c.candidates, c.origins, c.fits);
+    compare(a, b, tally);
+    REQUIRE(c.fits.size() == b.fits.size());
+    for (std::size_t k = 0; k < b.fits.size(); ++k) changed += std::abs(b.fits[k].x - c.fits[k].x) > 1e-3 ? 1 : 0;
+  }
+  MESSAGE("with maps: fits compared " << tally.fits << ", agreeing " << tally.agree << "; changed by the maps "
+                                      << changed);
+  CHECK(tally.fits > 200);
+  CHECK(static_cast<double>(tally.agree) >= kAgreeShare * static_cast<double>(tally.fits));
+  CHECK(changed > 0);  // the maps reach the fit (offsets and gains differ per pixel)
+
+  // Maps of another size than the frames: one InputError naming the maps.
+  const Movie small = simulated(2, 40, 30, 4, 3);
+  const ChunkPixels px{reinterpret_cast<const unsigned char*>(small.u16.data()), PixelType::u16, 0, 2, 40, 30};
+  Output o;
+  CHECK_THROWS_AS(gpu->localize(px, o.candidates, o.origins, o.fits), InputError);
 }

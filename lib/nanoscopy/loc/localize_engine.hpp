@@ -53,8 +53,9 @@ inline void validate_chunk(const ChunkPixels& c, int box) {
 // With `camera_maps` (sCMOS; wlsq and mle only) each ROI is fitted in photons
 // with its per-pixel variance shift (CameraMaps::to_photons), and the fit's
 // amplitude and background are reported in the units of fit.photon_offset and
-// fit.photons_per_value (the camera's ADU), as without maps. The CPU engine
-// applies them; the CUDA engine does not yet (UsageError).
+// fit.photons_per_value (the camera's ADU), as without maps. Both engines
+// apply them (the CUDA engine converts the cut ROIs on the device:
+// kernels/loc/camera_maps_kernels.cu).
 struct LocalizeSettings {
   DetectSettings detect;
   FitSettings fit;
