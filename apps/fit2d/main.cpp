@@ -3,6 +3,7 @@
 
 #include "nanoscopy/cli/tool_app.hpp"
 #include "nanoscopy/fit2d/calibrate.hpp"
+#include "nanoscopy/fit2d/filter_cmd.hpp"
 #include "nanoscopy/fit2d/partial.hpp"
 #include "nanoscopy/fit2d/cli.hpp"
 #include "nanoscopy/params/tool_schemas.hpp"
@@ -62,6 +63,23 @@ int main(int argc, char** argv) {
       ->type_name("FILE");
   calibrate_cmd->add_flag("!--no-higher-order", calibrate.higher_order,
                           "fit sigma0, c, d only (no cubic and quartic terms A, B)");
+  Fit2dFilterOptions filter;
+  auto* filter_cmd = cli.add_subcommand(
+      "filter", "Keep the localizations for which an expression over their columns holds (Picasso's names and "
+                "units: x, y, sx, sy, lpx, lpy in px; photons, bg; z, lpz in nm; frame, net_gradient, chi2, ...)");
+  filter_cmd->add_option("locs", filter.input, "Localizations: ours, Picasso's .hdf5 or ThunderSTORM's .csv")
+      ->required()
+      ->type_name("LOCS");
+  filter_cmd->add_option("-o,--output", filter.output, "Filtered localizations: .csv (ThunderSTORM) or .hdf5 (Picasso)")
+      ->required()
+      ->type_name("FILE");
+  filter_cmd->add_option("--where", filter.where,
+                         "e.g. 'photons > 500 and lpx < 0.1', 'not (sx > 2 or sy > 2)', 'abs(z) < 300'; "
+                         "and, or, not, < <= > >= == !=, + - * /, abs(), sqrt()")
+      ->required()
+      ->type_name("EXPR");
+  filter_cmd->add_option("--format", filter.format, "csv or hdf5 [default: from the output's extension]");
+  filter_cmd->add_option("--pixel-size", filter.pixel_size_nm, "nm; for a ThunderSTORM CSV without its .yaml");
   app.bind("--baseline", "Camera/Baseline");
   app.bind("--sensitivity", "Camera/Sensitivity");
   app.bind("--gain", "Camera/Gain");
@@ -83,6 +101,7 @@ int main(int argc, char** argv) {
       "  fit2d beads.tif --track                          drift from fiducial markers\n"
       "  fit2d calibrate zstack.tif --z-step 20 -o astig.json   astigmatic 3D calibration from beads\n"
       "  fit2d movie.tif --calibration astig.json -o locs.hdf5  3D: x, y, z (nm) and lpz\n"
+      "  fit2d filter locs.hdf5 -o good.hdf5 --where 'photons > 500 and lpx < 0.1'   keep the good ones\n"
       "  fit2d live.tif --roi markers.txt --stream        per-frame drift for a stage controller\n"
       "  fit2d --params params/fit2d.prm stack.tif        camera and filters from a file\n"
       "  fit2d --print-params > my.prm                    every parameter with its default\n"
@@ -93,6 +112,7 @@ int main(int argc, char** argv) {
   return app.run(argc, argv, [&](ToolContext& ctx) {
     if (*merge_cmd) return run_fit2d_merge(merge, ctx, std::cout);
     if (*calibrate_cmd) return run_fit2d_calibrate(calibrate, ctx, std::cout);
+    if (*filter_cmd) return run_fit2d_filter(filter, ctx, std::cout);
     run_fit2d_cli(o, ctx, std::cout);
   });
 }
