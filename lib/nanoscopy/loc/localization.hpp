@@ -24,6 +24,8 @@ struct Localization {
   double likelihood = std::numeric_limits<double>::quiet_NaN();  // Poisson log-likelihood (mle fits), else NaN
   double z = 0;               // nm, 3D (astigmatic) fits; 0 in 2D
   double lpz = 0;             // nm, the CRLB of z (3D fits)
+  std::int32_t len = 0;       // linked (fit2d link): frames from the first to the last of the group
+  std::int32_t n = 0;         // linked: localizations merged into this one (0: not linked)
   std::int32_t iterations = 0;
   FitStatus status = FitStatus::invalid_roi;
 

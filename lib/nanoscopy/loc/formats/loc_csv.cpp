@@ -35,6 +35,7 @@ enum CsvColumn {
   kChi2,          // the fit diagnostics, when asked for
   kIterations,
   kStatus,
+  kDetections,  // linked localizations only (ThunderSTORM's merging)
   kCount
 };
 
@@ -56,7 +57,8 @@ constexpr const char* kColumnLabels[kCount] = {"id",
                                                "uncertainty_z [nm]",
                                                "chi2",
                                                "iterations",
-                                               "status"};
+                                               "status",
+                                               "detections"};
 
 std::array<bool, kCount> enabled_columns(const LocWriterContext& ctx) {
   std::array<bool, kCount> on;
@@ -65,6 +67,7 @@ std::array<bool, kCount> enabled_columns(const LocWriterContext& ctx) {
   on[kZ] = on[kUncertaintyZ] = ctx.three_d;
   on[kSigma2] = two_widths;
   on[kChi2] = on[kIterations] = on[kStatus] = ctx.fit_diagnostics;
+  on[kDetections] = ctx.linked;
   return on;
 }
 
@@ -76,7 +79,7 @@ std::vector<Column> thunderstorm_columns(const LocWriterContext& ctx) {
     // id as f64: written as an integer either way, and not limited to 2^32 rows.
     const ColumnType type = c == kId ? ColumnType::f64
                             : c == kFrame ? ColumnType::u32
-                            : c == kIterations || c == kStatus ? ColumnType::i32
+                            : c == kIterations || c == kStatus || c == kDetections ? ColumnType::i32
                                                                : ColumnType::f32;
     columns.push_back({c == kSigma && on[kSigma2] ? "sigma1 [nm]" : kColumnLabels[c], type});
   }
@@ -113,6 +116,7 @@ class ThunderstormWriter final : public LocalizationWriter {
       row[kChi2] = l.chi2;
       row[kIterations] = l.iterations;
       row[kStatus] = static_cast<int>(l.status);
+      row[kDetections] = l.n;
       bool finite = true;
       // As stored: a double beyond float's range would print as inf.
       for (int c = kX; c < kIterations; ++c) finite = finite && (!enabled_[c] || std::isfinite(static_cast<float>(row[c])));
@@ -203,7 +207,7 @@ std::optional<double> parse_number(std::string_view text) {
 }
 
 // What a column holds and how its values convert to Localization units.
-enum class Field { ignored, frame, x, y, z, sigma, sigma_y, photons, background, lpx, lpz, chi2, iterations, status, count };
+enum class Field { ignored, frame, x, y, z, sigma, sigma_y, photons, background, lpx, lpz, chi2, iterations, status, detections, count };
 enum class Unit { none, nm, px, um };
 
 struct ColumnRole {
@@ -240,6 +244,7 @@ ColumnRole column_role(const std::string& label, const std::string& path) {
   if (name == "uncertainty_xy" || name == "uncertainty") return {Field::lpx, length_unit()};
   if (name == "chi2") return {Field::chi2, Unit::none};
   if (name == "iterations") return {Field::iterations, Unit::none};
+  if (name == "detections") return {Field::detections, Unit::none};
   if (name == "status") return {Field::status, Unit::none};
   return {};
 }
@@ -373,6 +378,9 @@ LocalizationFile read_thunderstorm_csv(const std::string& path, double pixel_siz
           break;
         case Field::status:
           l.status = static_cast<FitStatus>(whole(0, static_cast<double>(FitStatus::invalid_roi)));
+          break;
+        case Field::detections:
+          l.n = static_cast<std::int32_t>(whole(1, 2147483647));
           break;
         case Field::ignored:
         case Field::count:

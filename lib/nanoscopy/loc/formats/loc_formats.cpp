@@ -111,4 +111,28 @@ LocWriterContext writer_context(const StackInfo& info, const Camera& camera) {
   return ctx;
 }
 
+LocWriterContext writer_context(const LocalizationFile& file, const std::string& program) {
+  LocWriterContext c;
+  c.camera.pixel_size_nm = file.pixel_size_nm > 0 ? file.pixel_size_nm : 100;
+  double max_x = 0, max_y = 0;
+  std::int64_t max_frame = 0;
+  for (const auto& l : file.locs) {
+    max_x = std::max(max_x, l.x);
+    max_y = std::max(max_y, l.y);
+    max_frame = std::max(max_frame, l.frame);
+    c.three_d = c.three_d || l.z != 0;
+    c.elliptical = c.elliptical || l.sigma_y > 0;
+    c.likelihood = c.likelihood || std::isfinite(l.likelihood);
+    c.fit_diagnostics = c.fit_diagnostics || l.iterations != 0;
+    c.linked = c.linked || l.n > 0;
+  }
+  c.elliptical = c.elliptical && !c.three_d;
+  c.width = file.width > 0 ? file.width : static_cast<std::int64_t>(std::ceil(max_x)) + 1;
+  c.height = file.height > 0 ? file.height : static_cast<std::int64_t>(std::ceil(max_y)) + 1;
+  c.frames = file.frames > 0 ? file.frames : max_frame + 1;
+  c.program = program;
+  c.version = NANOSCOPY_VERSION;
+  return c;
+}
+
 }  // namespace nanoscopy

@@ -95,11 +95,21 @@ struct LocWriterContext {
   // because z is fitted directly on the curve); ThunderSTORM gets "z [nm]" after
   // y and "uncertainty_z [nm]" after uncertainty_xy.
   bool three_d = false;
+  // Linked localizations (fit2d link): Picasso's link fields len and n (u4) after the
+  // others, ThunderSTORM's merging column "detections" (= n) last.
+  bool linked = false;
 };
 
 // The context for localizations of the stack `info` (size, frames, pixel type),
 // with `camera` and this build's version; parameters left empty.
 LocWriterContext writer_context(const StackInfo& info, const Camera& camera);
+
+// The context to write the rows of `file` again (fit2d filter, link): its
+// movie size, frames and pixel size (or the extent of its rows where its .yaml
+// says nothing), and the fields its rows carry (elliptical, 3D, likelihood,
+// fit diagnostics, linked); parameters left empty.
+struct LocalizationFile;
+LocWriterContext writer_context(const LocalizationFile& file, const std::string& program);
 
 // Rows given to append() and what became of them.
 struct LocWriteCounts {

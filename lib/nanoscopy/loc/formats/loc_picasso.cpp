@@ -47,7 +47,7 @@ enum PicassoColumn {
 // order, with its MLE field likelihood (gaussmle.locs_from_fits) after
 // net_gradient for mle fits (after the 3D fields z, d_zcalib, lpz of a 3D fit);
 // the fit diagnostics follow only when asked for.
-std::vector<Column> picasso_columns(bool fit_diagnostics, bool likelihood, bool three_d) {
+std::vector<Column> picasso_columns(bool fit_diagnostics, bool likelihood, bool three_d, bool linked) {
   std::vector<Column> columns = {{"frame", ColumnType::u32},
           {"x", ColumnType::f32},
           {"y", ColumnType::f32},
@@ -63,6 +63,7 @@ std::vector<Column> picasso_columns(bool fit_diagnostics, bool likelihood, bool 
   if (likelihood) columns.push_back({"likelihood", ColumnType::f32});
   if (fit_diagnostics)
     columns.insert(columns.end(), {{"chi2", ColumnType::f32}, {"iterations", ColumnType::i32}, {"status", ColumnType::i32}});
+  if (linked) columns.insert(columns.end(), {{"len", ColumnType::u32}, {"n", ColumnType::u32}});
   return columns;
 }
 
@@ -75,7 +76,7 @@ class PicassoWriter final : public LocalizationWriter {
                                  std::to_string(ctx_.width) + " x " + std::to_string(ctx_.height) + ", " +
                                  std::to_string(ctx_.frames) + " frames)");
     check_yaml_context(path, ctx_);
-    table_ = create_hdf5_table_writer(path, "locs", picasso_columns(ctx_.fit_diagnostics, ctx_.likelihood, ctx_.three_d));
+    table_ = create_hdf5_table_writer(path, "locs", picasso_columns(ctx_.fit_diagnostics, ctx_.likelihood, ctx_.three_d, ctx_.linked));
   }
 
   void append(std::span<const Localization> locs) override {
@@ -134,6 +135,10 @@ class PicassoWriter final : public LocalizationWriter {
         rows_.push_back(v[kChi2]);
         rows_.push_back(l.iterations);
         rows_.push_back(static_cast<int>(l.status));
+      }
+      if (ctx_.linked) {
+        rows_.push_back(l.len);
+        rows_.push_back(l.n);
       }
       ++counts_.written;
     }
@@ -201,12 +206,14 @@ LocalizationFile read_picasso_hdf5(const std::string& path, double pixel_size_nm
       kFieldLikelihood,
       kFieldZ,
       kFieldLpz,
+      kFieldLen,
+      kFieldN,
       kFieldCount
     };
     constexpr const char* names[kFieldCount] = {"frame", "x",    "y",          "photons", "sx",
                                                 "sy",    "bg",   "lpx",        "lpy",     "net_gradient",
                                                 "chi2",  "iterations", "status", "likelihood",
-                                                "z",     "lpz"};
+                                                "z",     "lpz",  "len",        "n"};
     bool present[kFieldCount] = {};
     h5::Id memory_type = h5::type(H5Tcreate(H5T_COMPOUND, kFieldCount * sizeof(double)));
     if (!memory_type.valid()) throw InputError(path, "cannot read /locs: " + h5::last_error());
@@ -256,6 +263,8 @@ LocalizationFile read_picasso_hdf5(const std::string& path, double pixel_size_nm
         if (present[kFieldLikelihood]) l.likelihood = v[kFieldLikelihood];
         if (present[kFieldZ]) l.z = v[kFieldZ];
         if (present[kFieldLpz]) l.lpz = v[kFieldLpz];
+        if (present[kFieldLen]) l.len = static_cast<std::int32_t>(v[kFieldLen]);
+        if (present[kFieldN]) l.n = static_cast<std::int32_t>(v[kFieldN]);
         if (present[kFieldIterations]) {
           const double it = v[kFieldIterations];
           if (!(it >= -2147483648.0 && it <= 2147483647.0) || it != std::floor(it))

@@ -1,0 +1,149 @@
+#include "nanoscopy/loc/link.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+
+#include "nanoscopy/core/error.hpp"
+
+namespace nanoscopy {
+namespace {
+
+// 1/lp² (equal weights where a precision is missing).
+double weight(double lp) { return std::isfinite(lp) && lp > 0 ? 1.0 / (lp * lp) : 1.0; }
+
+// One group being built: the last localization's place and the running sums.
+struct Group {
+  std::int64_t first_frame = 0, last_frame = 0;
+  double last_lp = 0;
+  double wx = 0, wy = 0, wz = 0, sx_w = 0, sy_w = 0, sz_w = 0;
+  double photons = 0, bg = 0, sigma = 0, sigma_y = 0, net_gradient = 0, chi2 = 0;
+  std::int32_t n = 0;
+  bool two_widths = false;
+  std::int64_t cell = 0;
+
+  void add(const Localization& l) {
+    const double ax = weight(l.lpx), ay = weight(l.lpy), az = weight(l.lpz);
+    wx += ax, sx_w += ax * l.x;
+    wy += ay, sy_w += ay * l.y;
+    wz += az, sz_w += az * l.z;
+    photons += l.photons;
+    bg += l.background;
+    sigma += l.sigma;
+    sigma_y += l.sy();
+    two_widths = two_widths || l.sigma_y > 0;
+    net_gradient += l.net_gradient;
+    chi2 += l.chi2;
+    ++n;
+    last_frame = l.frame;
+    last_lp = std::isfinite(l.lpx) ? l.lpx : 0.0;
+  }
+
+  // The position so far: the precision-weighted mean (steadier than the last localization).
+  double x() const { return sx_w / wx; }
+  double y() const { return sy_w / wy; }
+
+  Localization result() const {
+    Localization l;
+    l.frame = first_frame;
+    l.x = x();
+    l.y = y();
+    l.z = sz_w / wz;
+    l.lpx = 1 / std::sqrt(wx);
+    l.lpy = 1 / std::sqrt(wy);
+    l.lpz = 1 / std::sqrt(wz);
+    l.photons = photons;
+    l.background = bg / n;
+    l.sigma = sigma / n;
+    l.sigma_y = two_widths ? sigma_y / n : 0.0;
+    l.net_gradient = net_gradient / n;
+    l.chi2 = chi2 / n;
+    l.status = FitStatus::converged_min_delta;
+    l.len = static_cast<std::int32_t>(last_frame - first_frame + 1);
+    l.n = n;
+    return l;
+  }
+};
+
+}  // namespace
+
+std::vector<Localization> link_localizations(const std::vector<Localization>& locs, const LinkSettings& settings) {
+  if (settings.max_dark < 0) throw UsageError("--max-dark", "must be 0 or more frames");
+  if (!(settings.radius_px != 0) || !std::isfinite(settings.radius_px))
+    throw UsageError("--radius", "must be a positive distance or multiple of the precision");
+  // The grid's cell: the largest linking distance there can be, so that a
+  // localization's partner is in its cell or the eight around it.
+  double cell = settings.radius_px;
+  if (cell < 0) {
+    double max_lp = 0;
+    for (const auto& l : locs)
+      if (std::isfinite(l.lpx)) max_lp = std::max(max_lp, l.lpx);
+    cell = std::clamp(-settings.radius_px * max_lp, 1e-3, 1e3);
+  }
+  const auto cell_of = [cell](double x, double y) {
+    const auto cx = static_cast<std::int64_t>(std::floor(x / cell)), cy = static_cast<std::int64_t>(std::floor(y / cell));
+    return (cx << 32) ^ (cy & 0xffffffff);
+  };
+  std::vector<Group> groups;                                   // every group, open or closed
+  std::unordered_map<std::int64_t, std::vector<std::size_t>> open;  // cell → open groups
+  std::vector<std::size_t> open_list;
+  std::int64_t frame = std::numeric_limits<std::int64_t>::min();
+  for (std::size_t i = 0; i < locs.size(); ++i) {
+    const Localization& l = locs[i];
+    if (l.frame < frame)
+      throw UsageError("link", "the localizations are not sorted by frame (frame " + std::to_string(l.frame) +
+                                   " after " + std::to_string(frame) + ")");
+    if (l.frame != frame) {
+      frame = l.frame;
+      // Close the groups that can no longer continue.
+      std::erase_if(open_list, [&](std::size_t g) {
+        if (groups[g].last_frame >= frame - settings.max_dark - 1) return false;
+        auto& members = open[groups[g].cell];
+        std::erase(members, g);
+        return true;
+      });
+    }
+    const auto cx = static_cast<std::int64_t>(std::floor(l.x / cell)), cy = static_cast<std::int64_t>(std::floor(l.y / cell));
+    std::size_t best = groups.size();
+    double best_d = std::numeric_limits<double>::infinity();
+    for (std::int64_t dy = -1; dy <= 1; ++dy)
+      for (std::int64_t dx = -1; dx <= 1; ++dx) {
+        const auto it = open.find(((cx + dx) << 32) ^ ((cy + dy) & 0xffffffff));
+        if (it == open.end()) continue;
+        for (std::size_t g : it->second) {
+          const Group& gr = groups[g];
+          if (gr.last_frame == frame || gr.last_frame < frame - settings.max_dark - 1) continue;
+          const double d = std::hypot(l.x - gr.x(), l.y - gr.y());
+          const double r = settings.radius_px > 0 ? settings.radius_px
+                                                  : -settings.radius_px * std::max(gr.last_lp, std::isfinite(l.lpx) ? l.lpx : 0.0);
+          if (d <= r && d < best_d) best_d = d, best = g;
+        }
+      }
+    if (best == groups.size()) {
+      Group g;
+      g.first_frame = l.frame;
+      g.add(l);
+      g.cell = cell_of(l.x, l.y);
+      groups.push_back(g);
+      open[g.cell].push_back(best);
+      open_list.push_back(best);
+      continue;
+    }
+    Group& g = groups[best];
+    g.add(l);
+    const std::int64_t moved = cell_of(g.x(), g.y());
+    if (moved != g.cell) {
+      std::erase(open[g.cell], best);
+      g.cell = moved;
+      open[moved].push_back(best);
+    }
+  }
+  // Groups are created in order of their first localization: already ordered by first frame.
+  std::vector<Localization> out;
+  out.reserve(groups.size());
+  for (const Group& g : groups) out.push_back(g.result());
+  return out;
+}
+
+}  // namespace nanoscopy

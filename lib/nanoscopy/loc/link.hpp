@@ -1,0 +1,36 @@
+// Linking (fit2d link): the localizations of one emitter in consecutive frames
+// (one blink) merged into one, as Picasso's link and ThunderSTORM's merging do.
+//
+// Frame by frame, a localization joins the nearest group (its
+// precision-weighted mean position so far) within `radius`, whose last
+// localization is at most max_dark frames before (a group takes one
+// localization per frame); otherwise it starts a group. A group is
+// written as one localization: x, y (and z) the precision-weighted means
+// (weights 1/lp²), lpx, lpy (lpz) = 1/√Σ(1/lp²), photons summed, bg, σx, σy,
+// net_gradient and χ² averaged, frame = its first frame, len = last − first + 1,
+// n = its size (Picasso's len and n; ThunderSTORM's detections).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "nanoscopy/loc/localization.hpp"
+
+namespace nanoscopy {
+
+struct LinkSettings {
+  // The distance within which two localizations are one emitter: in px when
+  // > 0, else −radius times the larger of the two precisions (lpx, px). Two
+  // localizations of one emitter with precision lp lie d apart with
+  // P(d > k·lp) = exp(−k²/4) (a localization from its group's mean: less):
+  // k = 3 splits up to 11 % of the pairs, k = 5 up to 0.2 %.
+  double radius_px = -5.0;
+  int max_dark = 1;  // frames an emitter may be missed and still continue its group
+};
+
+// `locs` sorted by frame (as our files and Picasso's are); UsageError otherwise.
+// The groups come out ordered by their first frame, then by their first
+// localization's position in `locs`.
+std::vector<Localization> link_localizations(const std::vector<Localization>& locs, const LinkSettings& settings);
+
+}  // namespace nanoscopy

@@ -1,0 +1,111 @@
+// fit2d link (loc/link.hpp): simulated blinks of known emitters (runs of frames
+// with gaps) are merged one group per blink, with the precision-weighted
+// position, summed photons, len and n; the command on our file and on
+// Picasso's own, its fields read back from both formats; bad input.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "nanoscopy/core/error.hpp"
+#include "nanoscopy/loc/formats/loc_formats.hpp"
+#include "nanoscopy/loc/link.hpp"
+#include "support/test_support.hpp"
+
+using namespace nanoscopy;
+using namespace nanoscopy::test;
+
+namespace {
+
+struct Blink {
+  double x, y;
+  std::int64_t first, frames;  // on from `first` for `frames` frames
+};
+
+CommandResult fit2d(const std::string& args) { return run_command(shell_quote(app_path("fit2d")) + " " + args); }
+
+}  // namespace
+
+TEST_CASE("link: one group per blink, weighted position, summed photons, len and n; a dark frame bridged") {
+  // 60 emitters on a grid 3 px apart, each blinking three times with gaps of ≥ 3 frames; precision 0.03 px.
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> noise(0.0, 0.03);
+  std::vector<Blink> blinks;
+  for (int e = 0; e < 60; ++e)
+    for (int b = 0; b < 3; ++b) blinks.push_back({3.0 + 3.0 * (e % 10), 3.0 + 3.0 * (e / 10), 10 * b + e % 4, 1 + (e + b) % 5});
+  std::vector<Localization> locs;
+  for (std::int64_t f = 0; f < 40; ++f)
+    for (const Blink& b : blinks) {
+      if (f < b.first || f >= b.first + b.frames) continue;
+      Localization l;
+      l.frame = f;
+      l.x = b.x + noise(rng);
+      l.y = b.y + noise(rng);
+      l.lpx = l.lpy = 0.03;
+      l.photons = 1000;
+      l.sigma = 1.3;
+      locs.push_back(l);
+    }
+  const auto groups = link_localizations(locs, LinkSettings{-5.0, 1});  // the default 5x
+  REQUIRE(groups.size() == blinks.size());
+  double photons = 0, err2 = 0;
+  for (const auto& g : groups) {
+    photons += g.photons;
+    CHECK(g.n == g.len);  // no dark frames here
+    CHECK(g.lpx == doctest::Approx(0.03 / std::sqrt(g.n)).epsilon(1e-9));
+    const double ex = g.x - std::round(g.x / 3.0) * 3.0, ey = g.y - std::round(g.y / 3.0) * 3.0;
+    err2 += ex * ex + ey * ey;
+  }
+  CHECK(photons == doctest::Approx(1000.0 * static_cast<double>(locs.size())));
+  CHECK(std::sqrt(err2 / (2.0 * static_cast<double>(groups.size()))) < 0.03);  // better than one localization
+
+  // One missed frame in a blink: bridged with max_dark 1 (len 3, n 2), split with max_dark 0.
+  std::vector<Localization> gap;
+  for (std::int64_t f : {5, 7}) {
+    Localization l;
+    l.frame = f;
+    l.x = 10;
+    l.y = 10;
+    l.lpx = l.lpy = 0.05;
+    gap.push_back(l);
+  }
+  const auto bridged = link_localizations(gap, LinkSettings{-3.0, 1});
+  REQUIRE(bridged.size() == 1);
+  CHECK(bridged[0].len == 3);
+  CHECK(bridged[0].n == 2);
+  CHECK(link_localizations(gap, LinkSettings{-3.0, 0}).size() == 2);
+  // A fixed radius in px: 0.5 px apart are one emitter with radius 1 px, two with 0.2 px.
+  gap[1].x = 10.5;
+  CHECK(link_localizations(gap, LinkSettings{1.0, 1}).size() == 1);
+  CHECK(link_localizations(gap, LinkSettings{0.2, 1}).size() == 2);
+  // Unsorted input is refused.
+  std::swap(gap[0], gap[1]);
+  CHECK_THROWS_AS(link_localizations(gap, LinkSettings{}), UsageError);
+}
+
+TEST_CASE("fit2d link: Picasso's own file in, len and n out (read back from HDF5 and as ThunderSTORM's detections)") {
+  TempDir dir;
+  const auto picasso = peer_file("picasso_testdata_locs.hdf5").string();
+  const auto total = read_localization_file(picasso).locs.size();
+  for (const std::string ext : {".hdf5", ".csv"}) {
+    const auto out = (dir / ("linked" + ext)).string();
+    const auto r = fit2d("link " + shell_quote(picasso) + " -o " + shell_quote(out) + " --radius 5x --max-dark 1");
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    const auto linked = read_localization_file(out);
+    REQUIRE(!linked.locs.empty());
+    CHECK(linked.locs.size() < total);
+    std::int64_t merged = 0;
+    for (const auto& l : linked.locs) {
+      CHECK(l.n >= 1);
+      if (ext == ".hdf5") CHECK(l.len >= l.n);
+      merged += l.n;
+    }
+    CHECK(merged == static_cast<std::int64_t>(total));  // every localization is in exactly one group
+  }
+  check_one_line_error(fit2d("link " + shell_quote(picasso) + " -o " + shell_quote((dir / "x.csv").string()) +
+                             " --radius 30 "),
+                       "fit2d", 2, "--radius", "30nm, 0.3px or 3x");
+  CHECK_FALSE(std::filesystem::exists(dir / "x.csv"));
+}
