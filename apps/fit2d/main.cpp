@@ -5,6 +5,7 @@
 #include "nanoscopy/fit2d/calibrate.hpp"
 #include "nanoscopy/fit2d/filter_cmd.hpp"
 #include "nanoscopy/fit2d/link_cmd.hpp"
+#include "nanoscopy/fit2d/render_cmd.hpp"
 #include "nanoscopy/fit2d/partial.hpp"
 #include "nanoscopy/fit2d/cli.hpp"
 #include "nanoscopy/params/tool_schemas.hpp"
@@ -100,6 +101,22 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1000000));
   link_cmd->add_option("--format", link.format, "csv or hdf5 [default: from the output's extension]");
   link_cmd->add_option("--pixel-size", link.pixel_size_nm, "nm; for a ThunderSTORM CSV without its .yaml");
+  Fit2dRenderOptions render;
+  auto* render_cmd = cli.add_subcommand(
+      "render", "The super-resolution picture: a Gaussian (sigma = each localization's precision) or histogram "
+                "rendering as a float32 TIFF with the pixel size in its metadata, and a PNG preview with a scale bar");
+  render_cmd->add_option("locs", render.input, "Localizations: ours, Picasso's or ThunderSTORM's")
+      ->required()
+      ->type_name("LOCS");
+  render_cmd->add_option("-o,--output", render.output, "The picture: .tif (or .h5)")->required()->type_name("IMAGE");
+  render_cmd->add_option("--pixel", render.pixel_nm, "rendered pixel, nm")
+      ->default_val(render.pixel_nm)
+      ->check(CLI::PositiveNumber);
+  render_cmd->add_option("--mode", render.mode, "gaussian or histogram")
+      ->default_val(render.mode)
+      ->check(CLI::IsMember({"gaussian", "histogram"}));
+  render_cmd->add_option("--png", render.png, "the preview [default: IMAGE with .png]")->type_name("FILE");
+  render_cmd->add_option("--pixel-size", render.pixel_size_nm, "nm; for a ThunderSTORM CSV without its .yaml");
   app.bind("--baseline", "Camera/Baseline");
   app.bind("--sensitivity", "Camera/Sensitivity");
   app.bind("--gain", "Camera/Gain");
@@ -123,6 +140,7 @@ int main(int argc, char** argv) {
       "  fit2d movie.tif --calibration astig.json -o locs.hdf5  3D: x, y, z (nm) and lpz\n"
       "  fit2d filter locs.hdf5 -o good.hdf5 --where 'photons > 500 and lpx < 0.1'   keep the good ones\n"
       "  fit2d link locs.hdf5 -o linked.hdf5 --radius 5x --max-dark 1   one localization per blink\n"
+      "  fit2d render locs.hdf5 -o picture.tif --pixel 10   the picture (+ picture.png with a scale bar)\n"
       "  fit2d live.tif --roi markers.txt --stream        per-frame drift for a stage controller\n"
       "  fit2d --params params/fit2d.prm stack.tif        camera and filters from a file\n"
       "  fit2d --print-params > my.prm                    every parameter with its default\n"
@@ -135,6 +153,7 @@ int main(int argc, char** argv) {
     if (*calibrate_cmd) return run_fit2d_calibrate(calibrate, ctx, std::cout);
     if (*filter_cmd) return run_fit2d_filter(filter, ctx, std::cout);
     if (*link_cmd) return run_fit2d_link(link, ctx, std::cout);
+    if (*render_cmd) return run_fit2d_render(render, ctx, std::cout);
     run_fit2d_cli(o, ctx, std::cout);
   });
 }
