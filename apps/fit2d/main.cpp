@@ -10,6 +10,23 @@
 #include "nanoscopy/fit2d/cli.hpp"
 #include "nanoscopy/params/tool_schemas.hpp"
 
+namespace {
+
+// The localization file a postprocessing subcommand reads (ours, Picasso's or ThunderSTORM's) and the pixel size a
+// ThunderSTORM CSV without its .yaml needs.
+void add_locs_input(CLI::App* cmd, std::string& input, double& pixel_size_nm, const std::string& what) {
+  cmd->add_option("locs", input, what)->required()->type_name("LOCS");
+  cmd->add_option("--pixel-size", pixel_size_nm, "nm; for a ThunderSTORM CSV without its .yaml");
+}
+
+// The localization file it writes, in either format.
+void add_locs_output(CLI::App* cmd, std::string& output, std::string& format, const std::string& what) {
+  cmd->add_option("-o,--output", output, what + ": .csv (ThunderSTORM) or .hdf5 (Picasso)")->required()->type_name("FILE");
+  cmd->add_option("--format", format, "csv or hdf5 [default: from the output's extension]");
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace nanoscopy;
   ToolApp app("fit2d",
@@ -69,29 +86,20 @@ int main(int argc, char** argv) {
   auto* filter_cmd = cli.add_subcommand(
       "filter", "Keep the localizations for which an expression over their columns holds (Picasso's names and "
                 "units: x, y, sx, sy, lpx, lpy in px; photons, bg; z, lpz in nm; frame, net_gradient, chi2, ...)");
-  filter_cmd->add_option("locs", filter.input, "Localizations: ours, Picasso's .hdf5 or ThunderSTORM's .csv")
-      ->required()
-      ->type_name("LOCS");
-  filter_cmd->add_option("-o,--output", filter.output, "Filtered localizations: .csv (ThunderSTORM) or .hdf5 (Picasso)")
-      ->required()
-      ->type_name("FILE");
+  add_locs_input(filter_cmd, filter.input, filter.pixel_size_nm, "Localizations: ours, Picasso's or ThunderSTORM's");
+  add_locs_output(filter_cmd, filter.output, filter.format, "Filtered localizations");
   filter_cmd->add_option("--where", filter.where,
                          "e.g. 'photons > 500 and lpx < 0.1', 'not (sx > 2 or sy > 2)', 'abs(z) < 300'; "
                          "and, or, not, < <= > >= == !=, + - * /, abs(), sqrt()")
       ->required()
       ->type_name("EXPR");
-  filter_cmd->add_option("--format", filter.format, "csv or hdf5 [default: from the output's extension]");
-  filter_cmd->add_option("--pixel-size", filter.pixel_size_nm, "nm; for a ThunderSTORM CSV without its .yaml");
   Fit2dLinkOptions link;
   auto* link_cmd = cli.add_subcommand(
       "link", "Merge the localizations of one blink (consecutive frames, within a radius) into one, as Picasso's "
               "link: precision-weighted position, summed photons, len and n (ThunderSTORM: detections)");
-  link_cmd->add_option("locs", link.input, "Localizations sorted by frame: ours, Picasso's or ThunderSTORM's")
-      ->required()
-      ->type_name("LOCS");
-  link_cmd->add_option("-o,--output", link.output, "Linked localizations: .csv (ThunderSTORM) or .hdf5 (Picasso)")
-      ->required()
-      ->type_name("FILE");
+  add_locs_input(link_cmd, link.input, link.pixel_size_nm,
+                 "Localizations sorted by frame: ours, Picasso's or ThunderSTORM's");
+  add_locs_output(link_cmd, link.output, link.format, "Linked localizations");
   link_cmd->add_option("--radius", link.radius,
                        "30nm, 0.3px, or 5x (times the larger precision of the two: 5x splits 0.2 % of a blink's "
                        "pairs, 3x 11 %)")
@@ -99,15 +107,11 @@ int main(int argc, char** argv) {
   link_cmd->add_option("--max-dark", link.max_dark, "frames a blink may be missed and still continue")
       ->default_val(link.max_dark)
       ->check(CLI::Range(0, 1000000));
-  link_cmd->add_option("--format", link.format, "csv or hdf5 [default: from the output's extension]");
-  link_cmd->add_option("--pixel-size", link.pixel_size_nm, "nm; for a ThunderSTORM CSV without its .yaml");
   Fit2dRenderOptions render;
   auto* render_cmd = cli.add_subcommand(
       "render", "The super-resolution picture: a Gaussian (sigma = each localization's precision) or histogram "
                 "rendering as a float32 TIFF with the pixel size in its metadata, and a PNG preview with a scale bar");
-  render_cmd->add_option("locs", render.input, "Localizations: ours, Picasso's or ThunderSTORM's")
-      ->required()
-      ->type_name("LOCS");
+  add_locs_input(render_cmd, render.input, render.pixel_size_nm, "Localizations: ours, Picasso's or ThunderSTORM's");
   render_cmd->add_option("-o,--output", render.output, "The picture: .tif (or .h5)")->required()->type_name("IMAGE");
   render_cmd->add_option("--pixel", render.pixel_nm, "rendered pixel, nm")
       ->default_val(render.pixel_nm)
@@ -116,7 +120,6 @@ int main(int argc, char** argv) {
       ->default_val(render.mode)
       ->check(CLI::IsMember({"gaussian", "histogram"}));
   render_cmd->add_option("--png", render.png, "the preview [default: IMAGE with .png]")->type_name("FILE");
-  render_cmd->add_option("--pixel-size", render.pixel_size_nm, "nm; for a ThunderSTORM CSV without its .yaml");
   app.bind("--baseline", "Camera/Baseline");
   app.bind("--sensitivity", "Camera/Sensitivity");
   app.bind("--gain", "Camera/Gain");

@@ -290,28 +290,17 @@ __device__ GroupPixelEvaluator<G, M, E, T> pixel_evaluator(const GroupEvaluator<
   return pe;
 }
 
-// A 3D model's CRLB after an lsq fit, as the CPU engine's lsq_crlb: the
-// Poisson Fisher information at the estimate in photons (no variance shift:
-// lsq does not stage it), by the per-pixel evaluator's finish on the lsq group.
+// A 3D model's CRLB after an lsq fit, as the CPU engine's lsq_crlb
+// (estimators/mle.hpp, lsq_result_theta), with no variance shift (lsq does not
+// stage it), by the per-pixel evaluator's finish on the lsq group.
 template <int G, class M, class T>
 __device__ void lsq_crlb(const GroupEvaluator<G, M, T>& eval, FitResult& r, const KernelArgs<T>& a) {
-  constexpr int N = M::n_params;
-  constexpr int P = kPixelParams<N>;
-  static_assert(N == 3, "θ is rebuilt from (x, y, z)");
-  if (!(r.status != FitStatus::invalid_roi && finite_float(r.amplitude) && finite_float(r.background))) return;
-  T theta[P];
-  theta[0] = r.x;
-  theta[1] = r.y;
-  theta[M::z_param] = r.z;
-  theta[N] = static_cast<T>(r.amplitude) * a.photons_per_value;
-  theta[N + 1] = (static_cast<T>(r.background) - a.photon_offset) * a.photons_per_value;
+  T theta[kPixelParams<M::n_params>];
+  if (!lsq_result_theta<M>(r, a.photon_offset, a.photons_per_value, theta)) return;
   auto pe = pixel_evaluator<Mle>(eval, nullptr);
-  FitResult f;
-  pe.finish(theta, f);
-  r.crlb_x = f.crlb_x;
-  r.crlb_y = f.crlb_y;
-  r.crlb_z = f.crlb_z;
-  r.crlb_amplitude = static_cast<float>(static_cast<T>(f.crlb_amplitude) / a.photons_per_value);
+  FitResult bound;
+  pe.finish(theta, bound);
+  take_lsq_crlb(bound, a.photons_per_value, r);
 }
 
 template <typename Pixel, int G, class M, class T, class E>

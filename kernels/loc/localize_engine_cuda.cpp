@@ -24,17 +24,6 @@ namespace {
 // Pageable input is staged in pieces of this size, two buffers in turn.
 constexpr std::size_t kStagingPieceBytes = std::size_t{8} << 20;
 
-// With sCMOS maps the fit sees photons already (the maps convert each pixel), as
-// the CPU engine's in_photons.
-FitSettings fit_settings_for(const LocalizeSettings& settings) {
-  FitSettings s = settings.fit;
-  if (settings.camera_maps) {
-    s.photon_offset = 0;
-    s.photons_per_value = 1;
-  }
-  return s;
-}
-
 // A host vector to a new device buffer (synchronous: once per plan).
 DeviceBuffer<float> to_device(const std::vector<float>& v) {
   DeviceBuffer<float> d(v.size());
@@ -58,56 +47,35 @@ struct LocalizePlan::Impl {
   PinnedBuffer<Candidate> h_candidates;
   PinnedBuffer<RoiOrigin> h_origins;
   PinnedBuffer<FitResult> h_fits;
-  // sCMOS (camera maps given): the maps on the device, the ROIs in photons and
-  // their shifts, and the camera's units the results are given back in.
-  bool maps = false;
+  // sCMOS (settings.camera_maps given): the maps on the device, the ROIs in
+  // photons and their shifts; the settings convert the fits back to camera units.
+  LocalizeSettings settings;
   DeviceBuffer<float> d_offset, d_gain, d_variance;
-  int maps_width = 0, maps_height = 0;
-  std::string maps_source;
   DeviceBuffer<float> d_photons, d_shifts;
-  double photon_offset = 0, photons_per_value = 1;
 
-  Impl(int gpu, const LocalizeSettings& settings)
-      : device(gpu), box(settings.detect.box), detect(gpu, settings.detect, settings.regions),
-        fit(gpu, fit_settings_for(settings)),
-        staged{Event(cudaEventDisableTiming), Event(cudaEventDisableTiming)} {
-    if (settings.camera_maps) {
-      maps = true;
-      d_offset = to_device(settings.camera_maps->offset);
-      d_gain = to_device(settings.camera_maps->gain);
-      d_variance = to_device(settings.camera_maps->variance);
-      maps_width = static_cast<int>(settings.camera_maps->width);
-      maps_height = static_cast<int>(settings.camera_maps->height);
-      maps_source = settings.camera_maps->source;
-      photon_offset = settings.fit.photon_offset;
-      photons_per_value = settings.fit.photons_per_value;
+  Impl(int gpu, const LocalizeSettings& s)
+      : device(gpu), box(s.detect.box), detect(gpu, s.detect, s.regions), fit(gpu, s.fit_in_photons()),
+        staged{Event(cudaEventDisableTiming), Event(cudaEventDisableTiming)}, settings(s) {
+    if (s.camera_maps) {
+      d_offset = to_device(s.camera_maps->offset);
+      d_gain = to_device(s.camera_maps->gain);
+      d_variance = to_device(s.camera_maps->variance);
     }
   }
 
   // The fits of `count` ROIs; with maps, each ROI in photons with its shifts first.
   void fit_rois(std::int64_t count, cudaStream_t s) {
-    if (!maps) {
+    if (!settings.camera_maps) {
       fit.fit_device(detect.rois(), detect.roi_type(), count, box, box, nullptr, d_fits.get(), s);
       return;
     }
     const auto values = static_cast<std::size_t>(count) * static_cast<std::size_t>(box) * static_cast<std::size_t>(box);
     grow(d_photons, values);
     grow(d_shifts, values);
-    launch_rois_to_photons(detect.rois(), detect.roi_type() == PixelType::u16, detect.origins(), count, box,
-                           DeviceMaps{d_offset.get(), d_gain.get(), d_variance.get(), maps_width}, d_photons.get(),
-                           d_shifts.get(), s);
+    const DeviceMaps maps{d_offset.get(), d_gain.get(), d_variance.get(), static_cast<int>(settings.camera_maps->width)};
+    launch_rois_to_photons(detect.rois(), detect.roi_type() == PixelType::u16, detect.origins(), count, box, maps,
+                           d_photons.get(), d_shifts.get(), s);
     fit.fit_device(d_photons.get(), PixelType::f32, count, box, box, nullptr, d_fits.get(), s, d_shifts.get());
-  }
-
-  // α, β back in the camera's units (what to_localization converts to photons), as the CPU engine.
-  void to_camera_units(FitResult* fits, std::size_t n) const {
-    if (!maps) return;
-    for (std::size_t i = 0; i < n; ++i) {
-      FitResult& r = fits[i];
-      r.amplitude = static_cast<float>(r.amplitude / photons_per_value);
-      r.background = static_cast<float>(r.background / photons_per_value + photon_offset);
-      r.crlb_amplitude = static_cast<float>(r.crlb_amplitude / photons_per_value);
-    }
   }
 
   void upload(const unsigned char* src, std::size_t bytes) {
@@ -156,10 +124,7 @@ std::int64_t LocalizePlan::localize(const ChunkPixels& c, std::vector<Candidate>
                                     std::vector<RoiOrigin>& origins, std::vector<FitResult>& fits) {
   Impl& im = *impl_;
   validate_chunk(c, im.box);
-  if (im.maps && (c.width != im.maps_width || c.height != im.maps_height))
-    throw InputError(im.maps_source, "the camera maps are " + std::to_string(im.maps_width) + "x" +
-                                         std::to_string(im.maps_height) + ", the frames " + std::to_string(c.width) +
-                                         "x" + std::to_string(c.height));
+  if (im.settings.camera_maps) im.settings.camera_maps->check_frame_size(c.width, c.height, "the chunk");
   candidates.clear();
   origins.clear();
   fits.clear();
@@ -188,7 +153,7 @@ std::int64_t LocalizePlan::localize(const ChunkPixels& c, std::vector<Candidate>
     NANOSCOPY_CUDA_CHECK(
         cudaMemcpyAsync(im.h_fits.get(), im.d_fits.get(), n * sizeof(FitResult), cudaMemcpyDeviceToHost, s));
     im.stream.synchronize();
-    im.to_camera_units(im.h_fits.get(), n);
+    im.settings.to_camera_units(im.h_fits.get(), n);
     candidates.assign(im.h_candidates.get(), im.h_candidates.get() + n);
     origins.assign(im.h_origins.get(), im.h_origins.get() + n);
     fits.assign(im.h_fits.get(), im.h_fits.get() + n);

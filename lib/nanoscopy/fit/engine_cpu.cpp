@@ -266,30 +266,17 @@ FitResult fit_one_pixel(const M& model, const Pixel* pixels, const float* shift,
   return r;
 }
 
-// A 3D model's CRLB after an lsq fit (lsq has no likelihood of its own, but
-// the bound is the data's, not the estimator's, and the z column needs it): the
-// Poisson Fisher information at the estimate in photons, by the per-pixel
-// evaluator's finish; the log-likelihood stays NaN, as for every lsq fit.
+// A 3D model's CRLB after an lsq fit (estimators/mle.hpp, lsq_result_theta),
+// with the batch's variance shifts.
 template <class M, class real>
 void lsq_crlb(const M& model, FitResult& r, const float* shift, int w, int h, PhotonScale<real> ps, Scratch<real>& s) {
-  constexpr int N = M::n_params;
-  constexpr int P = kPixelParams<N>;
-  static_assert(N == 3, "θ is rebuilt from (x, y, z)");
-  if (!(r.status != FitStatus::invalid_roi && finite_float(r.amplitude) && finite_float(r.background))) return;
-  real theta[P];
-  theta[0] = r.x;
-  theta[1] = r.y;
-  theta[M::z_param] = r.z;
-  theta[N] = (real(r.amplitude)) * ps.scale;
-  theta[N + 1] = (real(r.background) - ps.offset) * ps.scale;
+  real theta[kPixelParams<M::n_params>];
+  if (!lsq_result_theta<M>(r, ps.offset, ps.scale, theta)) return;
   for (int i = 0; i < w * h; ++i) s.shift[i] = shift ? static_cast<real>(shift[i]) : real(0);
   PixelEvaluator<M, Mle, real> eval(model, s, w, h);
-  FitResult f;
-  eval.finish(theta, f);
-  r.crlb_x = f.crlb_x;
-  r.crlb_y = f.crlb_y;
-  r.crlb_z = f.crlb_z;
-  r.crlb_amplitude = static_cast<float>(real(f.crlb_amplitude) / ps.scale);
+  FitResult bound;
+  eval.finish(theta, bound);
+  take_lsq_crlb(bound, ps.scale, r);
 }
 
 template <class M, class real, typename Pixel>

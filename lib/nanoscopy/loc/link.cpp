@@ -81,10 +81,9 @@ std::vector<Localization> link_localizations(const std::vector<Localization>& lo
       if (std::isfinite(l.lpx)) max_lp = std::max(max_lp, l.lpx);
     cell = std::clamp(-settings.radius_px * max_lp, 1e-3, 1e3);
   }
-  const auto cell_of = [cell](double x, double y) {
-    const auto cx = static_cast<std::int64_t>(std::floor(x / cell)), cy = static_cast<std::int64_t>(std::floor(y / cell));
-    return (cx << 32) ^ (cy & 0xffffffff);
-  };
+  const auto index = [cell](double v) { return static_cast<std::int64_t>(std::floor(v / cell)); };
+  const auto key = [](std::int64_t cx, std::int64_t cy) { return (cx << 32) ^ (cy & 0xffffffff); };
+  const auto cell_of = [&](double x, double y) { return key(index(x), index(y)); };
   std::vector<Group> groups;                                   // every group, open or closed
   std::unordered_map<std::int64_t, std::vector<std::size_t>> open;  // cell → open groups
   std::vector<std::size_t> open_list;
@@ -104,12 +103,12 @@ std::vector<Localization> link_localizations(const std::vector<Localization>& lo
         return true;
       });
     }
-    const auto cx = static_cast<std::int64_t>(std::floor(l.x / cell)), cy = static_cast<std::int64_t>(std::floor(l.y / cell));
+    const std::int64_t cx = index(l.x), cy = index(l.y);
     std::size_t best = groups.size();
     double best_d = std::numeric_limits<double>::infinity();
     for (std::int64_t dy = -1; dy <= 1; ++dy)
       for (std::int64_t dx = -1; dx <= 1; ++dx) {
-        const auto it = open.find(((cx + dx) << 32) ^ ((cy + dy) & 0xffffffff));
+        const auto it = open.find(key(cx + dx, cy + dy));
         if (it == open.end()) continue;
         for (std::size_t g : it->second) {
           const Group& gr = groups[g];

@@ -61,6 +61,27 @@ struct LocalizeSettings {
   FitSettings fit;
   std::vector<Region> regions;
   std::shared_ptr<const CameraMaps> camera_maps;
+
+  // The fit's settings: with maps the data are photons already (offset 0, 1 photon per value).
+  FitSettings fit_in_photons() const {
+    FitSettings s = fit;
+    if (camera_maps) {
+      s.photon_offset = 0;
+      s.photons_per_value = 1;
+    }
+    return s;
+  }
+  // With maps: α, β (and α's CRLB) of fits made in photons back in the camera's
+  // units of fit.photon_offset and fit.photons_per_value, as without maps.
+  void to_camera_units(FitResult* fits, std::size_t n) const {
+    if (!camera_maps) return;
+    for (std::size_t i = 0; i < n; ++i) {
+      FitResult& r = fits[i];
+      r.amplitude = static_cast<float>(r.amplitude / fit.photons_per_value);
+      r.background = static_cast<float>(r.background / fit.photons_per_value + fit.photon_offset);
+      r.crlb_amplitude = static_cast<float>(r.crlb_amplitude / fit.photons_per_value);
+    }
+  }
 };
 
 class LocalizeEngine {

@@ -20,8 +20,8 @@ class CpuLocalizeEngine final : public LocalizeEngine {
         regions_(settings.regions),
         detector_(make_cpu_detect_engine(settings.detect, threads)),
         maps_(settings.camera_maps),
-        units_(settings.fit),
-        fitter_(make_cpu_fit_engine(maps_ ? in_photons(settings.fit) : settings.fit, threads)) {
+        settings_(settings),
+        fitter_(make_cpu_fit_engine(settings.fit_in_photons(), threads)) {
     validate_detect_settings(settings.detect);
     if (maps_ && settings.fit.estimator == Estimator::lsq)
       throw UsageError("localize", "camera maps need the wlsq or mle estimator");
@@ -73,13 +73,6 @@ class CpuLocalizeEngine final : public LocalizeEngine {
  private:
   int box_;
   std::vector<Region> regions_;
-  // The fit settings with the maps' photons as the data (no further conversion).
-  static FitSettings in_photons(FitSettings s) {
-    s.photon_offset = 0;
-    s.photons_per_value = 1;
-    return s;
-  }
-
   // Each ROI in photons with its variance shift from the maps, fitted, and α, β
   // back in the camera's units (what to_localization converts to photons).
   template <typename Pixel>
@@ -92,17 +85,12 @@ class CpuLocalizeEngine final : public LocalizeEngine {
       maps_->to_photons(rois + k * n, origins[k].x0, origins[k].y0, box_, box_, photons_.data() + k * n,
                         shift_.data() + k * n);
     fitter_->fit(RoiBatch{photons_.data(), PixelType::f32, count, box_, box_, nullptr, shift_.data()}, fits);
-    const double per_value = units_.photons_per_value;
-    for (FitResult& r : fits) {
-      r.amplitude = static_cast<float>(r.amplitude / per_value);
-      r.background = static_cast<float>(r.background / per_value + units_.photon_offset);
-      r.crlb_amplitude = static_cast<float>(r.crlb_amplitude / per_value);
-    }
+    settings_.to_camera_units(fits.data(), fits.size());
   }
 
   std::unique_ptr<DetectEngine> detector_;
   std::shared_ptr<const CameraMaps> maps_;
-  FitSettings units_;
+  LocalizeSettings settings_;  // for the maps' conversion back to camera units
   std::unique_ptr<FitEngine> fitter_;
   std::vector<float> as_float_;
   std::vector<float> photons_, shift_;

@@ -175,4 +175,31 @@ NANOSCOPY_HD void fisher_to_result(const FisherSums<T, P>& s, FitResult& out) {
 }
 
 
+// A 3D model's CRLB after an lsq fit (lsq has no likelihood of its own, but the
+// bound is the data's, not the estimator's, and the z column needs it), shared
+// by the CPU engine and the kernel: θ = (x, y, z, α, β) in photons at the
+// result (photons = (value − offset)·scale); false when the result has none.
+template <class M, class T>
+NANOSCOPY_HD bool lsq_result_theta(const FitResult& r, T offset, T scale, T theta[kPixelParams<M::n_params>]) {
+  constexpr int N = M::n_params;
+  static_assert(N == 3, "θ is rebuilt from (x, y, z)");
+  if (!(r.status != FitStatus::invalid_roi && finite_float(r.amplitude) && finite_float(r.background))) return false;
+  theta[0] = r.x;
+  theta[1] = r.y;
+  theta[M::z_param] = r.z;
+  theta[N] = static_cast<T>(r.amplitude) * scale;
+  theta[N + 1] = (static_cast<T>(r.background) - offset) * scale;
+  return true;
+}
+
+// The bounds of `bound` (a per-pixel evaluator's finish at that θ) into the lsq
+// result `r`, α's back in the pixel units of `scale`; the log-likelihood stays NaN.
+template <class T>
+NANOSCOPY_HD void take_lsq_crlb(const FitResult& bound, T scale, FitResult& r) {
+  r.crlb_x = bound.crlb_x;
+  r.crlb_y = bound.crlb_y;
+  r.crlb_z = bound.crlb_z;
+  r.crlb_amplitude = static_cast<float>(static_cast<T>(bound.crlb_amplitude) / scale);
+}
+
 }  // namespace nanoscopy::fit_detail
