@@ -265,7 +265,9 @@ struct GroupPixelEvaluator {
       fs.log_likelihood = group_sum<G>(fs.log_likelihood, mask);
       fs.ok = group_sum<G>(fs.ok ? 0 : 1, mask) == 0;
     }
-    fisher_to_result<T, P, z_index<M>()>(fs, out);
+    real magnitude[P];
+    parameter_magnitudes<real, P>(model, q, magnitude);
+    fisher_to_result<T, P, z_index<M>()>(fs, magnitude, out);
   }
 };
 

@@ -124,9 +124,10 @@ inline FitAgreement compare_fits(const std::vector<FitResult>& got, const std::v
       ++a.field_mismatch;
       if (shown++ < 3)
         std::printf(
-            "%s fit %zu: got x %.6f y %.6f σ %.6f α %.4f β %.4f it %d | ref x %.6f y %.6f σ %.6f α %.4f β %.4f it %d\n",
-            what, k, g.x, g.y, g.sigma, g.amplitude, g.background, g.iterations, c.x, c.y, c.sigma, c.amplitude,
-            c.background, c.iterations);
+            "%s fit %zu: got x %.6f y %.6f σ %.6f α %.4f β %.4f χ² %.5g log L %.6g crlb x %.4g it %d | ref x %.6f "
+            "y %.6f σ %.6f α %.4f β %.4f χ² %.5g log L %.6g crlb x %.4g it %d\n",
+            what, k, g.x, g.y, g.sigma, g.amplitude, g.background, g.chi2, g.log_likelihood, g.crlb_x, g.iterations,
+            c.x, c.y, c.sigma, c.amplitude, c.background, c.chi2, c.log_likelihood, c.crlb_x, c.iterations);
     }
   }
   return a;
@@ -171,13 +172,14 @@ inline bool degenerate_agree(const FitResult& f, const FitResult& d, double min_
 // beyond the 1e-3 px tolerance, ≤ 0.2 % beyond 0.05 px (z is a flat direction: float stops up to ~1 nm from
 // double, σx(z), σy(z) follow by up to 2e-3 px, against a z CRLB of 20–40 nm). `mismatch_percent` widens the
 // first rule where measured: the astigmatic wlsq in float 1.1–1.2 % (2 %).
-// `shifted`: large sCMOS variance shifts (50 photons² on every 17th pixel) and a photon conversion. There the
-// double reference itself stops (min_delta: a deviance decrease below 1e-6·D, D ≈ 45) up to ~7e-4 px from the
-// optimum, and float's deviance carries ~1e-6·D of rounding (Σ|terms| ≈ 30·D with the shifted pixels' μ), so
-// the 1e-3 px comparison is at the reference's own slack: on 5×11 and 7×7 ROIs 4.7–5 % of the fits differ by
-// more (measured on the host, 2026-11-25, after solve_damped's per-relative-change test), ≤ 0.2 % by more than
-// 0.05 px; stated as ≤ 6 % and ≤ 1 %. The float fits' error against the truth equals double's
-// (test_fit_mle.cpp, "GPU test's shapes").
+// `shifted`: large sCMOS variance shifts (50 photons² on every 17th pixel) and a photon conversion: the mle
+// likelihood is flat where a shifted pixel dominates, so float and double end with a different outcome in up to
+// 3 % of the fits on 5×11 and 7×7 ROIs (stated: ≥ 96 % the same), and ≤ 1 % of the well-conditioned ones stop
+// farther than 0.05 px apart (measured on the host: ≤ 0.3 %). Their CRLB is computed with the fit's
+// per-relative-change test (fisher_to_result's magnitudes); before that, float held α fixed in the Fisher solve
+// and reported a CRLB of x̄ 6–12 % too small on these shapes (6.2 % of the fits beyond 1 % on the H100). The
+// float fits' error against the truth equals double's (test_fit_mle.cpp, "GPU test's shapes").
+// The outcome rule is rounded down to whole fits: one fit in a batch of one may end differently.
 inline void check_fit_agreement(const FitAgreement& a, bool same_arithmetic, const char* what,
                                 bool per_pixel = false, bool shifted = false, int mismatch_percent = 1) {
   CAPTURE(what);
@@ -187,10 +189,9 @@ inline void check_fit_agreement(const FitAgreement& a, bool same_arithmetic, con
     CHECK(a.equal_status * 1000 >= a.fits * 999);
     return;
   }
-  CHECK(a.same_outcome * 1000 >= a.fits * (shifted ? 960 : 995));
+  CHECK(a.same_outcome * 1000 + 999 >= a.fits * (shifted ? 960 : 995));  // rounded down to whole fits
   if (per_pixel) {
-    const int percent = shifted ? std::max(mismatch_percent, 6) : mismatch_percent;
-    CHECK(a.field_mismatch * 100 <= a.well_conditioned * percent + 99);  // ≤ percent %, rounded up
+    CHECK(a.field_mismatch * 100 <= a.well_conditioned * mismatch_percent + 99);  // ≤ percent %, rounded up
     // Flat likelihoods (wide spots, photons near zero) let a few float fits stop elsewhere.
     CHECK(a.gross_mismatch * (shifted ? 100 : 500) <= a.well_conditioned + (shifted ? 99 : 499));  // ≤ 1 % / 0.2 %
   } else {

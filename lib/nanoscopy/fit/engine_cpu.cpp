@@ -185,7 +185,9 @@ class PixelEvaluator {
       add_fisher(fs, gs, mu, d);
       return true;
     });
-    fisher_to_result<T, P, z_index<M>()>(fs, out);
+    T magnitude[P];
+    parameter_magnitudes<T, P>(model_, q, magnitude);
+    fisher_to_result<T, P, z_index<M>()>(fs, magnitude, out);
   }
 
  private:

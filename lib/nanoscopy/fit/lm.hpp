@@ -112,6 +112,13 @@ NANOSCOPY_HD T param_unit(const M& model, int j) {
     return T(1);
 }
 
+// Each parameter's size for solve_damped's per-relative-change test: max(|θ_j|, its unit).
+template <class T, int N, class M>
+NANOSCOPY_HD void parameter_magnitudes(const M& model, const T theta[N], T magnitude[N]) {
+  NANOSCOPY_FIT_UNROLL
+  for (int j = 0; j < N; ++j) magnitude[j] = fmax(fabs(theta[j]), param_unit<T>(model, j));
+}
+
 NANOSCOPY_HD float nan_float() {
   return nanf("");
 }
@@ -197,8 +204,7 @@ NANOSCOPY_HD FitResult lm_fit(const M& model, Eval& eval, const T start[N], int 
       // models under lsq keep the plain test (their results are unchanged).
       constexpr bool mixed_units = N != M::n_params || z_index<M>() >= 0;
       real magnitude[N];
-      NANOSCOPY_FIT_UNROLL
-      for (int j = 0; j < N; ++j) magnitude[j] = fmax(fabs(p[j]), param_unit<T>(model, j));
+      parameter_magnitudes<T, N>(model, p, magnitude);
       for (;;) {
         real d[N];
         const bool solved = solve_damped<N, T>(cur.h, cur.grad, lambda, d, mixed_units ? magnitude : nullptr);
