@@ -5,6 +5,7 @@
 // files read back; Picasso's own file; the bad inputs.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -349,4 +350,37 @@ TEST_CASE("fit2d undrift: bad inputs are one-line errors naming the file, and le
   for (const auto& e : std::filesystem::directory_iterator(dir.path()))
     CHECK(e.path().extension() == ".csv");
   CHECK_FALSE(std::filesystem::exists(dir / "out.csv"));
+}
+
+// By hand (docs/benchmarks.md): tests/test_loc_undrift --no-skip -tc='*benchmark*'
+TEST_CASE("undrift benchmark: RMS error and time vs localizations (256 px field, 20,000 frames)" * doctest::skip()) {
+  const std::int64_t frames = 20000;
+  const Truth truth = make_drift(frames, 41);
+  const Sites sites = make_sites(5000, 256, 42);
+  for (const double n : {1e4, 3e4, 1e5, 3e5, 1e6}) {
+    const auto locs = simulate(sites, truth, n / (5000.0 * static_cast<double>(frames)), 0.08, {}, 0, 43);
+    for (const std::int64_t segment : {1000, 500}) {
+      RccSettings s;
+      s.segment_frames = segment;
+      const auto start = std::chrono::steady_clock::now();
+      const RccResult r = undrift_rcc(locs, frames, s, "benchmark");
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      MESSAGE(locs.size() << " localizations, " << r.segments.size() << " segments of " << segment << ": RMS error "
+                          << rms_error_nm(r.trace, truth) << " nm per axis, " << seconds << " s, grid "
+                          << r.geometry.width << " x " << r.geometry.height << " of " << r.grid_pixel_px * kPixelNm
+                          << " nm, spectra " << static_cast<double>(r.spectrum_bytes) / 1048576.0 << " MB, dropped "
+                          << r.pairs_dropped << " of " << r.pairs);
+    }
+    if (n < 1e6) continue;
+    // The command end to end: read the Picasso HDF5, undrift, write it and the drift files.
+    TempDir dir;
+    write_locs(dir / "in.hdf5", locs, frames, 262);
+    const auto start = std::chrono::steady_clock::now();
+    const auto r = fit2d("undrift " + shell_quote((dir / "in.hdf5").string()) + " -o " +
+                         shell_quote((dir / "out.hdf5").string()) + " --quiet");
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK(r.exit_code == 0);
+    MESSAGE("fit2d undrift, " << locs.size() << " localizations (Picasso HDF5 in and out): " << seconds << " s\n"
+                              << r.output);
+  }
 }
