@@ -21,7 +21,7 @@ endif()
 
 # The .deb depends on the Debian 12 runtime packages of the libraries the tools
 # link (tests/install/check-install checks this list against ldd and dpkg -S).
-set(_deb_depends libc6 libstdc++6 libgcc-s1 libgomp1 libtiff6 libhdf5-103-1 libfftw3-double3 libyaml-cpp0.7 libpng16-16)
+set(_deb_depends libc6 libstdc++6 libgcc-s1 libgomp1 libtiff6 libhdf5-103-1 libfftw3-double3 libfftw3-single3 libyaml-cpp0.7 libpng16-16)
 if(NANOSCOPY_HAVE_MPI)
   list(APPEND _deb_depends libopenmpi3)
 endif()

@@ -6,6 +6,7 @@
 #include "nanoscopy/fit2d/filter_cmd.hpp"
 #include "nanoscopy/fit2d/link_cmd.hpp"
 #include "nanoscopy/fit2d/render_cmd.hpp"
+#include "nanoscopy/fit2d/undrift_cmd.hpp"
 #include "nanoscopy/fit2d/partial.hpp"
 #include "nanoscopy/fit2d/cli.hpp"
 #include "nanoscopy/params/tool_schemas.hpp"
@@ -120,6 +121,36 @@ int main(int argc, char** argv) {
       ->default_val(render.mode)
       ->check(CLI::IsMember({"gaussian", "histogram"}));
   render_cmd->add_option("--png", render.png, "the preview [default: IMAGE with .png]")->type_name("FILE");
+  Fit2dUndriftOptions undrift;
+  auto* undrift_cmd = cli.add_subcommand(
+      "undrift", "Correct the sample drift: redundant cross-correlation of time segments (RCC, as Picasso's undrift), "
+                 "the fiducial markers' smoothed drift, or both; writes OUT_drift.txt (Picasso), OUT_drift.csv (nm) "
+                 "and OUT_drift.png");
+  add_locs_input(undrift_cmd, undrift.input, undrift.pixel_size_nm, "Localizations: ours, Picasso's or ThunderSTORM's");
+  add_locs_output(undrift_cmd, undrift.output, undrift.format, "Undrifted localizations");
+  undrift_cmd->add_option("--method", undrift.method,
+                          "rcc; fiducial (markers found as by --track, smoothed); combined (RCC plus the markers' "
+                          "smoothed difference from it: the drift faster than the segments)")
+      ->default_val(undrift.method)
+      ->check(CLI::IsMember({"rcc", "fiducial", "combined"}));
+  undrift_cmd->add_option("--segment", undrift.segment, "frames per RCC segment")
+      ->default_val(undrift.segment)
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  undrift_cmd->add_option("--pixel", undrift.grid_pixel_nm, "RCC grid pixel, nm [default: a fifth of the camera pixel]")
+      ->check(CLI::PositiveNumber);
+  undrift_cmd->add_option("--max-grid", undrift.max_grid,
+                          "largest RCC grid side, pixels (the pixel grows beyond it; memory: segments x grid x 8 bytes)")
+      ->default_val(undrift.max_grid)
+      ->check(CLI::Range(std::int64_t{64}, std::int64_t{32768}));
+  undrift_cmd->add_option("--max-drift", undrift.max_drift_nm, "largest drift between two segments, nm")
+      ->default_val(undrift.max_drift_nm)
+      ->check(CLI::PositiveNumber);
+  undrift_cmd->add_option("--max-error", undrift.max_error_nm,
+                          "drop RCC pairs that disagree with the solution by more, nm [default: 4 robust sigma]")
+      ->check(CLI::PositiveNumber);
+  undrift_cmd->add_option("--smooth", undrift.smooth, "frames of the markers' robust smoothing window")
+      ->default_val(undrift.smooth)
+      ->check(CLI::Range(std::int64_t{3}, std::int64_t{1} << 40));
   app.bind("--baseline", "Camera/Baseline");
   app.bind("--sensitivity", "Camera/Sensitivity");
   app.bind("--gain", "Camera/Gain");
@@ -144,6 +175,7 @@ int main(int argc, char** argv) {
       "  fit2d filter locs.hdf5 -o good.hdf5 --where 'photons > 500 and lpx < 0.1'   keep the good ones\n"
       "  fit2d link locs.hdf5 -o linked.hdf5 --radius 5x --max-dark 1   one localization per blink\n"
       "  fit2d render locs.hdf5 -o picture.tif --pixel 10   the picture (+ picture.png with a scale bar)\n"
+      "  fit2d undrift locs.hdf5 -o undrifted.hdf5 --segment 500   RCC drift correction (+ _drift.txt/.csv/.png)\n"
       "  fit2d live.tif --roi markers.txt --stream        per-frame drift for a stage controller\n"
       "  fit2d --params params/fit2d.prm stack.tif        camera and filters from a file\n"
       "  fit2d --print-params > my.prm                    every parameter with its default\n"
@@ -157,6 +189,7 @@ int main(int argc, char** argv) {
     if (*filter_cmd) return run_fit2d_filter(filter, ctx, std::cout);
     if (*link_cmd) return run_fit2d_link(link, ctx, std::cout);
     if (*render_cmd) return run_fit2d_render(render, ctx, std::cout);
+    if (*undrift_cmd) return run_fit2d_undrift(undrift, ctx, std::cout);
     run_fit2d_cli(o, ctx, std::cout);
   });
 }

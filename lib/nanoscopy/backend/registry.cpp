@@ -2,6 +2,8 @@
 // the accelerator table this build has; everything below only asks the table.
 #include "nanoscopy/backend/registry.hpp"
 
+#include <algorithm>
+
 #include "nanoscopy/core/accelerator.hpp"
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/error.hpp"
@@ -89,6 +91,11 @@ std::unique_ptr<FrcEngine> make_frc_engine(const Device& device, const FrcGeomet
   if (device.kind == DeviceKind::cpu) return make_cpu_frc_engine(geometry);
   const Accelerator& a = accelerator_or_throw();
   return a.make_frc_engine(first_gpu(device), geometry);
+}
+
+std::unique_ptr<CorrelationEngine> make_correlation_engine(const Device& device, const CorrelationGeometry& geometry) {
+  // No accelerator engine yet: a GPU device gets the CPU engine on the threads the CPU backend would use.
+  return make_cpu_correlation_engine(geometry, std::max(device.cpu_threads, 1));
 }
 
 std::optional<double> time_device_resident_fit(const Device& device, const FitSettings& settings,
