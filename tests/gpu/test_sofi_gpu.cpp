@@ -84,10 +84,12 @@ std::vector<float> test_frames(std::int64_t w, std::int64_t h, std::int64_t coun
   return frames;
 }
 
-// One run's call sequence: blocks [b0, b1) of the frame array, chunks of at
-// most `chunk_tuples` tuples (and at most capacity - max_lag), each loading
-// frames [c, min(c + tuples + max_lag, b1)). `raw[b]`: the block is read back
-// with read_block() instead of finished.
+// One run's call sequence, as the runner makes it: blocks [b0, b1) of the
+// frame array, chunks of at most `chunk_tuples` frames (and at most capacity -
+// max_lag), each with tuples [c, min(c + n, b1 - min_window)) (every term to its
+// own window, t + window < b1) and loading frames [c, min(max(c + n, tuple
+// end + max_lag), b1)). `raw[b]`: the block is read back with read_block()
+// instead of finished.
 struct Schedule {
   std::vector<std::int64_t> block_edges;  // b0 = edges[0] < edges[1] < ...
   std::int64_t chunk_tuples = 0;
@@ -105,19 +107,21 @@ std::vector<BlockSums> feed(SofiEngine& engine, const SofiProblem& plan, const s
   std::vector<BlockSums> raws;
   for (std::size_t b = 0; b + 1 < sched.block_edges.size(); ++b) {
     const std::int64_t b0 = sched.block_edges[b], b1 = sched.block_edges[b + 1];
-    const std::int64_t tuple_end = b1 - plan.max_lag;
+    const std::int64_t tuple_end = b1 - plan.max_lag;  // the widest window's
     REQUIRE(tuple_end > b0);
     engine.start_block(std::span<const float>(frames).subspan(static_cast<std::size_t>(b0 * n),
                                                               static_cast<std::size_t>(n)));
-    for (std::int64_t c = b0; c < tuple_end; c += step) {
-      const std::int64_t te = std::min(c + step, tuple_end);
-      const std::int64_t fe = std::min(te + plan.max_lag, b1);
+    for (std::int64_t c = b0; c < b1; c += step) {
+      const std::int64_t se = std::min(c + step, b1);
+      const std::int64_t te = std::min(se, b1 - plan.min_window);
+      const std::int64_t fe = std::min(std::max(se, te + plan.max_lag), b1);
       SofiChunk chunk;
       chunk.type = type;
       chunk.first = c;
       chunk.count = fe - c;
       chunk.tuple_end = te;
-      chunk.sum_end = te == tuple_end ? b1 : te;
+      chunk.sum_end = se;
+      chunk.block_end = b1;
       void* buf = engine.input_buffer();
       const float* src = frames.data() + c * n;
       const std::size_t values = static_cast<std::size_t>(chunk.count * n);
@@ -314,14 +318,16 @@ TEST_CASE("CUDA SOFI timing" * doctest::skip()) {
       for (std::int64_t b = 0; b < blocks; ++b) {
         engine->start_block(shift);
         const std::int64_t b0 = b * block, b1 = b0 + block, tuple_end = b1 - plan.max_lag;
-        for (std::int64_t c = b0; c < tuple_end; c += chunk - plan.max_lag) {
-          const std::int64_t te = std::min(c + chunk - plan.max_lag, tuple_end);
+        for (std::int64_t c = b0; c < b1; c += chunk - plan.max_lag) {
+          const std::int64_t se = std::min(c + chunk - plan.max_lag, b1);
+          const std::int64_t te = std::min(se, b1 - plan.min_window);
           SofiChunk ch;
           ch.type = PixelType::u16;
           ch.first = c;
-          ch.count = std::min(te + plan.max_lag, b1) - c;
+          ch.count = std::min(std::max(se, te + plan.max_lag), b1) - c;
           ch.tuple_end = te;
-          ch.sum_end = te == tuple_end ? b1 : te;
+          ch.sum_end = se;
+          ch.block_end = b1;
           void* buf = engine->input_buffer();
           if (copy_each) std::memcpy(buf, host.data(), static_cast<std::size_t>(ch.count * n) * 2);
           engine->accumulate(ch);
