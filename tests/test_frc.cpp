@@ -153,6 +153,7 @@ TEST_CASE("the FFT ring sums equal a brute-force DFT ring sum (24x24, 25x31, 31x
     const std::int64_t n = std::min(w, h), last = n / 2;
     std::vector<double> cross(static_cast<std::size_t>(last + 1)), p1 = cross, p2 = cross;
     std::vector<std::int64_t> count(cross.size(), 0);
+    std::vector<double> radius_sum(cross.size(), 0.0);
     for (std::int64_t v = 0; v < h; ++v)
       for (std::int64_t u = 0; u < w; ++u) {
         std::complex<double> f1, f2;
@@ -177,6 +178,7 @@ TEST_CASE("the FFT ring sums equal a brute-force DFT ring sum (24x24, 25x31, 31x
         p1[i] += std::norm(f1);
         p2[i] += std::norm(f2);
         ++count[i];
+        radius_sum[i] += radius;
       }
     auto engine = make_cpu_frc_engine(g);
     const FrcRingSums s = engine->ring_sums(a, b);
@@ -189,7 +191,11 @@ TEST_CASE("the FFT ring sums equal a brute-force DFT ring sum (24x24, 25x31, 31x
       CHECK(s.power2[r] == doctest::Approx(p2[r]).epsilon(1e-9));
       CHECK(std::abs(s.cross[r] - cross[r]) <= 1e-9 * std::sqrt(p1[r] * p2[r]));
       CHECK(res.curve[r].frc == doctest::Approx(cross[r] / std::sqrt(p1[r] * p2[r])).epsilon(1e-9));
-      CHECK(res.curve[r].frequency == doctest::Approx(static_cast<double>(r) / static_cast<double>(n)));
+      // each ring at the mean radius of its coefficients (issue 19)
+      const double mean_radius = radius_sum[r] / static_cast<double>(count[r]);
+      CHECK(s.radius[r] == doctest::Approx(mean_radius).epsilon(1e-12));
+      CHECK(res.curve[r].radius == doctest::Approx(mean_radius).epsilon(1e-12));
+      CHECK(res.curve[r].frequency == doctest::Approx(mean_radius / static_cast<double>(n)).epsilon(1e-12));
     }
   }
 }
@@ -212,6 +218,89 @@ TEST_CASE("ring geometry: integer ring index, pixel counts cover the disc, Tukey
   CHECK(w[0] < 0.05);
   CHECK(w[3] == doctest::Approx(w[60]));
   CHECK(tukey_window(10, 0.0) == std::vector<double>(10, 1.0));
+}
+
+TEST_CASE("each ring is labelled at the mean radius of its lattice points") {
+  // Ring 0 of a square image is the origin alone; ring 1 holds (±1, 0), (0, ±1) at radius 1 and
+  // (±1, ±1) at sqrt 2: mean (1 + sqrt 2) / 2.
+  const auto radii = frc_ring_radii(64, 64);
+  REQUIRE(radii.size() == 33);
+  CHECK(radii[0] == 0.0);
+  CHECK(radii[1] == doctest::Approx((1 + std::numbers::sqrt2) / 2).epsilon(1e-14));
+  // Every ring, by enumerating the integer points of the whole plane in the ring (no FFT layout).
+  for (std::int64_t side : {64, 63}) {
+    const auto rad = frc_ring_radii(side, side);
+    const std::int64_t half = side / 2;
+    std::vector<double> sum(rad.size(), 0.0), count(rad.size(), 0.0);
+    for (std::int64_t ky = -(side - 1) / 2; ky <= half; ++ky)
+      for (std::int64_t kx = -(side - 1) / 2; kx <= half; ++kx) {
+        const double rr = std::hypot(static_cast<double>(kx), static_cast<double>(ky));
+        std::int64_t r = static_cast<std::int64_t>(rr);
+        if (static_cast<double>((r + 1) * (r + 1)) <= static_cast<double>(kx * kx + ky * ky)) ++r;  // exact floor
+        if (r > half) continue;
+        sum[static_cast<std::size_t>(r)] += rr;
+        count[static_cast<std::size_t>(r)] += 1;
+      }
+    for (std::size_t r = 0; r < rad.size(); ++r) {
+      CAPTURE(side);
+      CAPTURE(r);
+      CHECK(rad[r] == doctest::Approx(sum[r] / count[r]).epsilon(1e-13));
+      // about r + 1/2: the lattice puts it a little lower (r + 0.21 at ring 1, r + 0.39 to 0.46 at rings 8..31)
+      if (r >= 1 && r + 1 < rad.size()) CHECK(std::abs(rad[r] - (static_cast<double>(r) + 0.5)) < 0.3);
+    }
+  }
+  // Non-square: |k| is scaled to N = min(W, H), so a 64 x 32 image has the rings of a 32 x 32 one in
+  // radius, every kx step being half a ring.
+  const auto wide = frc_ring_radii(64, 32);
+  REQUIRE(wide.size() == 17);
+  CHECK(wide[0] == doctest::Approx(1.0 / 3));  // (0, 0) and kx = ±1 at radius 1/2
+  // ring 1 (radius sqrt((kx/2)^2 + ky^2) in [1, 2)): ky = 0, kx = ±2, ±3; ky = ±1, kx = 0, ±1, ±2, ±3
+  CHECK(wide[1] == doctest::Approx((2 * 1.0 + 2 * 1.5 + 2 * 1.0 + 4 * std::hypot(0.5, 1.0) + 4 * std::hypot(1.0, 1.0) +
+                                    4 * std::hypot(1.5, 1.0)) /
+                                   18));
+}
+
+TEST_CASE("an FRC whose crossing is known: correlation 1 - |k| / (N nu1) crosses 1/7 at 6/7 nu1") {
+  // Image a is a delta (F1 = 1 at every frequency); image b has F2(k) = exp(i s(k) theta(|k|)) with
+  // cos theta = 1 - |k| / (N nu1) and s an odd sign (b is real). Per coefficient Re F1 F2* = cos theta,
+  // so FRC(ring) = mean over the ring of 1 - |k| / (N nu1) = 1 - rbar / (N nu1): a straight line in the
+  // mean-radius frequency, which the interpolation follows exactly. It crosses 1/7 at nu1 (1 - 1/7).
+  const std::int64_t n = 63;  // odd: no self-conjugate frequency but 0
+  const double nu1 = 0.35, nu_c = nu1 * 6.0 / 7.0;
+  std::vector<float> a(static_cast<std::size_t>(n * n), 0.0f), b(a.size());
+  a[0] = 1.0f;
+  std::vector<double> bd(a.size(), 0.0);
+  const double two_pi = 2 * std::numbers::pi;
+  for (std::int64_t ky = -n / 2; ky <= n / 2; ++ky)
+    for (std::int64_t kx = -n / 2; kx <= n / 2; ++kx) {
+      const double k = std::hypot(static_cast<double>(kx), static_cast<double>(ky));
+      const double c = 1 - k / (static_cast<double>(n) * nu1);
+      const double theta = std::acos(std::clamp(c, -1.0, 1.0));
+      const double sign = ky != 0 ? (ky > 0 ? 1.0 : -1.0) : (kx > 0 ? 1.0 : (kx < 0 ? -1.0 : 0.0));
+      for (std::int64_t y = 0; y < n; ++y)
+        for (std::int64_t x = 0; x < n; ++x)
+          bd[static_cast<std::size_t>(y * n + x)] +=
+              std::cos(two_pi * static_cast<double>(kx * x + ky * y) / static_cast<double>(n) + sign * theta);
+    }
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(bd[i] / static_cast<double>(n * n));
+  FrcGeometry g;
+  g.width = g.height = n;
+  g.tukey_fraction = 0.0;
+  const FrcResult r = compute_frc(a, b, g, FrcThreshold{});
+  for (const FrcPoint& p : r.curve)
+    if (p.radius < static_cast<double>(n) * nu1) CHECK(p.frc == doctest::Approx(1 - p.frequency / nu1).epsilon(1e-5));
+  REQUIRE(r.crossing.status == FrcCrossing::Status::crossed);
+  CHECK(r.crossing.frequency == doctest::Approx(nu_c).epsilon(1e-5));
+  CHECK(r.crossing.resolution_px == doctest::Approx(1 / nu_c).epsilon(1e-5));
+  // The old label r / N read the same curve about half a ring low: resolution N / r_c, pessimistic by
+  // about 0.5 / r_c (here 2.25 % at r_c = 18.5, where the lattice's mean radius is r + 0.42).
+  const double old_resolution = static_cast<double>(n) / r.crossing.ring;
+  const double shift = old_resolution / r.crossing.resolution_px - 1;
+  MESSAGE("crossing at ring " << r.crossing.ring << ", " << r.crossing.frequency << " cycles/px: resolution "
+                              << r.crossing.resolution_px << " px (r/N labels: " << old_resolution << " px, +"
+                              << 100 * shift << " %, 0.5/r_c = " << 100 * 0.5 / r.crossing.ring << " %)");
+  CHECK(shift > 0);
+  CHECK(shift == doctest::Approx(0.5 / r.crossing.ring).epsilon(0.25));
 }
 
 TEST_CASE("frc_math: window weight and a coefficient's ring terms (shared by the CPU engine and the kernels)") {
@@ -304,22 +393,27 @@ TEST_CASE("a band-limited structure plus independent noise crosses at its band l
   CHECK(r.crossing.ring < cutoff + 6);
   CHECK(r.curve[20].frc > 0.9);
   CHECK(std::abs(r.curve[80].frc) < 0.2);
-  CHECK(r.crossing.resolution_px == doctest::Approx(256.0 / r.crossing.ring));
+  CHECK(r.crossing.resolution_px == doctest::Approx(1.0 / r.crossing.frequency));
 }
 
 TEST_CASE("crossing rule: skip ring 0, wait until above, interpolate, flag the other cases") {
   std::vector<FrcPoint> c(6);
   const double frc[] = {0.2, 0.05, 0.9, 0.5, 0.1, 0.0};  // ring 1 below (like a k-sigma start), then above
-  for (int i = 0; i < 6; ++i) c[static_cast<std::size_t>(i)] = {i, i / 10.0, frc[i], 10, 0.3};
-  FrcCrossing x = find_crossing(c, 10);
+  // N = 10, rings labelled at radii i + 0.5 except ring 4 at 4.7: the crossing is interpolated in frequency
+  for (int i = 0; i < 6; ++i) {
+    const double radius = i == 4 ? 4.7 : i + 0.5;
+    c[static_cast<std::size_t>(i)] = {i, radius, radius / 10, frc[i], 10, 0.3};
+  }
+  FrcCrossing x = find_crossing(c);
   CHECK(x.status == FrcCrossing::Status::crossed);
   CHECK(x.ring == doctest::Approx(3 + 0.2 / 0.4));
-  CHECK(x.resolution_px == doctest::Approx(10 / 3.5));
+  CHECK(x.frequency == doctest::Approx(0.35 + 0.5 * (0.47 - 0.35)));
+  CHECK(x.resolution_px == doctest::Approx(1 / 0.41));
   for (auto& p : c) p.frc = 0.9;
-  CHECK(find_crossing(c, 10).status == FrcCrossing::Status::not_reached);
-  CHECK(find_crossing(c, 10).resolution_px == 2.0);
+  CHECK(find_crossing(c).status == FrcCrossing::Status::not_reached);
+  CHECK(find_crossing(c).resolution_px == 2.0);
   for (auto& p : c) p.frc = 0.1;
-  CHECK(find_crossing(c, 10).status == FrcCrossing::Status::never_above);
+  CHECK(find_crossing(c).status == FrcCrossing::Status::never_above);
 }
 
 TEST_CASE("localizations: histograms count what they should, time blocks split whole blocks") {
@@ -422,7 +516,9 @@ TEST_CASE("frc A.tif B.tif writes JSON, CSV and PNG that read back") {
   CHECK(j["curve"].size() == 65);
   const double px = j["resolution_px"].get<double>();
   CHECK(j["resolution_nm"].get<double>() == doctest::Approx(100 * px));
-  CHECK(px == doctest::Approx(128.0 / j["crossing_ring"].get<double>()));
+  CHECK(px == doctest::Approx(1.0 / j["crossing_frequency_per_px"].get<double>()));
+  CHECK(j["curve"][10]["frequency_per_px"].get<double>() ==
+        doctest::Approx(j["curve"][10]["mean_radius"].get<double>() / 128.0));
   // The CLI's number is the library's.
   auto ra = open_stack((dir / "a.tif").string()), rb = open_stack((dir / "b.tif").string());
   std::vector<float> a(side * side), b(side * side);
@@ -432,7 +528,7 @@ TEST_CASE("frc A.tif B.tif writes JSON, CSV and PNG that read back") {
   std::istringstream csv(read_file(dir / "c.csv"));
   std::string line;
   std::getline(csv, line);
-  CHECK(line == "ring,frequency_per_px,frc,pixels,threshold");
+  CHECK(line == "ring,mean_radius,frequency_per_px,frc,pixels,threshold");
   int rows = 0;
   while (std::getline(csv, line)) ++rows;
   CHECK(rows == 65);

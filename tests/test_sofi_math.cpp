@@ -7,6 +7,7 @@
 #include <functional>
 #include <numeric>
 #include <random>
+#include <span>
 
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
@@ -60,8 +61,10 @@ Run run(MemoryStack& stack, const SofiProblemOptions& options, std::int64_t bloc
 SofiImages images(const Run& r) { return finish_images(r.plan, r.acc.finished); }
 
 // Joint cumulant by its definition: the sum over set partitions of
-// (-1)^(|pi|-1) (|pi|-1)! prod_B E[prod_{i in B} X_i], with moments taken as means over `n` samples.
-double brute_cumulant(const std::vector<std::vector<double>>& x) {
+// (-1)^(|pi|-1) (|pi|-1)! prod_B E[prod_{i in B} X_i], with moments taken as means over `n` samples;
+// with `centred`, the X_i are taken as centred (on the block mean, by the caller): partitions with a
+// singleton block are left out (Dertinger 2009, bSOFI, pysofi; problem.hpp).
+double brute_cumulant(const std::vector<std::vector<double>>& x, bool centred = false) {
   const int order = static_cast<int>(x.size());
   const std::size_t n = x[0].size();
   auto moment = [&](const std::vector<int>& block) {
@@ -77,6 +80,7 @@ double brute_cumulant(const std::vector<std::vector<double>>& x) {
   std::vector<std::vector<int>> blocks;
   std::function<void(int)> partitions = [&](int i) {
     if (i == order) {
+      if (centred && std::any_of(blocks.begin(), blocks.end(), [](const auto& b) { return b.size() == 1; })) return;
       double term = 1;
       for (auto& b : blocks) term *= moment(b);
       const double k = static_cast<double>(blocks.size());
@@ -140,40 +144,153 @@ TEST_CASE("joint_cumulant matches the closed forms of notes 5 for zero lag") {
   }
 }
 
-TEST_CASE("orders 2-6 with distinct lags equal brute-force joint cumulants on random data") {
+namespace {
+
+// The estimator by its definition, in double, straight from the frames (problem.hpp):
+// per block [b0, b1), X_i(t) = F(t + l_i) - <F>_block (the mean over all b1 - b0 frames)
+// for t in the order's own window [b0, b1 - max_i l_i), cumulant over the partitions
+// without singletons (or, with `moments`, the mean of prod X_i); blocks averaged.
+double brute_estimate(const std::vector<float>& px, std::int64_t pixels, std::int64_t p, std::int64_t frames,
+                      std::int64_t block, std::span<const int> lags, bool moments = false) {
+  const int window = *std::max_element(lags.begin(), lags.end());
+  const std::int64_t blocks = frames / block;
+  double sum = 0;
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    const std::int64_t b0 = b * block, b1 = b + 1 == blocks ? frames : b0 + block;
+    double mean = 0;
+    for (std::int64_t t = b0; t < b1; ++t) mean += px[static_cast<std::size_t>(t * pixels + p)];
+    mean /= static_cast<double>(b1 - b0);
+    std::vector<std::vector<double>> x(lags.size());
+    for (std::size_t i = 0; i < lags.size(); ++i)
+      for (std::int64_t t = b0; t + window < b1; ++t)
+        x[i].push_back(px[static_cast<std::size_t>((t + lags[i]) * pixels + p)] - mean);
+    if (moments) {
+      double m = 0;
+      for (std::size_t t = 0; t < x[0].size(); ++t) {
+        double prod = 1;
+        for (const auto& xi : x) prod *= xi[t];
+        m += prod;
+      }
+      sum += m / static_cast<double>(x[0].size());
+    } else {
+      sum += brute_cumulant(x, true);
+    }
+  }
+  return sum / static_cast<double>(blocks);
+}
+
+}  // namespace
+
+TEST_CASE("orders 2-6 with distinct lags equal the block-mean-centred cumulant, brute force in double") {
+  // Lags 0, 2, 3, 7, 8, 11: order n's window leaves its own largest lag (2, 3, 7, 8, 11) at the block's end.
   std::mt19937_64 rng(7);
   std::gamma_distribution<double> gamma(2.0, 40.0);
-  const std::int64_t w = 3, h = 2, frames = 240;
+  const std::int64_t w = 3, h = 2, frames = 250;
   std::vector<float> px(static_cast<std::size_t>(w * h * frames));
   for (auto& v : px) v = static_cast<float>(100 + gamma(rng));
   MemoryStack stack(w, h, px);
   SofiProblemOptions o;
   o.orders = {2, 3, 4, 5, 6};
   o.lags = {0, 2, 3, 7, 8, 11};
-  const std::int64_t block = 120;
-  auto img = images(run(stack, o, block, 17));
-  const int max_lag = 11;
-  for (std::int64_t p = 0; p < w * h; ++p)
-    for (int oi = 0; oi < 5; ++oi) {
-      const int n = oi + 2;
-      double sum = 0;
-      for (std::int64_t b = 0; b < frames / block; ++b) {
-        const std::int64_t b0 = b * block, b1 = b0 + block;
-        double mean = 0;
-        for (std::int64_t t = b0; t < b1; ++t) mean += px[static_cast<std::size_t>(t * w * h + p)];
-        mean /= static_cast<double>(block);
-        std::vector<std::vector<double>> x(static_cast<std::size_t>(n));
-        for (int i = 0; i < n; ++i)
-          for (std::int64_t t = b0; t < b1 - max_lag; ++t)
-            x[static_cast<std::size_t>(i)].push_back(px[static_cast<std::size_t>((t + o.lags[static_cast<std::size_t>(i)]) * w * h + p)] - mean);
-        sum += brute_cumulant(x);
+  const std::int64_t block = 120;  // 2 blocks, the last of 130
+  for (bool moments : {false, true}) {
+    o.moments = moments;
+    auto img = images(run(stack, o, block, 17));
+    for (std::int64_t p = 0; p < w * h; ++p)
+      for (int oi = 0; oi < 5; ++oi) {
+        const int n = oi + 2;
+        const double expect =
+            brute_estimate(px, w * h, p, frames, block, std::span<const int>(o.lags).first(static_cast<std::size_t>(n)), moments);
+        CAPTURE(moments);
+        CAPTURE(n);
+        CAPTURE(p);
+        CHECK(img.planes[static_cast<std::size_t>(oi)][static_cast<std::size_t>(p)] ==
+              doctest::Approx(expect).epsilon(1e-6));  // float output of double sums
       }
-      const double expect = sum / static_cast<double>(frames / block);
+  }
+}
+
+TEST_CASE("orders 3 and 4 with the default lags equal the block-mean-centred cumulant on a blinking stack") {
+  // Default lags 0..3; the blinking makes the third and fourth cumulants large, and the
+  // window mean differs from the block mean: the earlier estimator (each factor on its
+  // window's mean, one window for all orders) missed this by up to several per cent.
+  const std::int64_t w = 4, h = 3, frames = 300, block = 100;
+  std::mt19937_64 rng(21);
+  std::poisson_distribution<int> noise(60);
+  std::bernoulli_distribution flip(0.1);
+  std::vector<float> px(static_cast<std::size_t>(w * h * frames));
+  std::vector<bool> state(static_cast<std::size_t>(w * h));
+  for (std::int64_t t = 0; t < frames; ++t)
+    for (std::int64_t p = 0; p < w * h; ++p) {
+      if (flip(rng)) state[static_cast<std::size_t>(p)] = !state[static_cast<std::size_t>(p)];
+      px[static_cast<std::size_t>(t * w * h + p)] =
+          static_cast<float>(noise(rng) + (state[static_cast<std::size_t>(p)] ? 400 + 10 * p : 0));
+    }
+  MemoryStack stack(w, h, px);
+  SofiProblemOptions o;
+  o.orders = {2, 3, 4};
+  const auto img = images(run(stack, o, block, 23));
+  const std::vector<int> lags = {0, 1, 2, 3};
+  for (std::int64_t p = 0; p < w * h; ++p)
+    for (int n = 2; n <= 4; ++n) {
+      const double expect =
+          brute_estimate(px, w * h, p, frames, block, std::span<const int>(lags).first(static_cast<std::size_t>(n)));
       CAPTURE(n);
       CAPTURE(p);
-      CHECK(img.planes[static_cast<std::size_t>(oi)][static_cast<std::size_t>(p)] ==
-            doctest::Approx(expect).epsilon(1e-6));  // float output of double sums
+      CHECK(img.planes[static_cast<std::size_t>(n - 2)][static_cast<std::size_t>(p)] ==
+            doctest::Approx(expect).epsilon(1e-6));
     }
+}
+
+TEST_CASE("an order's image is bit-identical whether it is asked for alone or with other orders") {
+  const std::int64_t w = 6, h = 5, frames = 430, block = 140;  // 3 blocks, the last of 150
+  std::mt19937_64 rng(17);
+  std::poisson_distribution<int> noise(150);
+  std::bernoulli_distribution flip(0.2);
+  std::vector<float> px(static_cast<std::size_t>(w * h * frames));
+  std::vector<bool> state(static_cast<std::size_t>(w * h));
+  for (std::int64_t t = 0; t < frames; ++t)
+    for (std::int64_t p = 0; p < w * h; ++p) {
+      if (flip(rng)) state[static_cast<std::size_t>(p)] = !state[static_cast<std::size_t>(p)];
+      px[static_cast<std::size_t>(t * w * h + p)] = static_cast<float>(noise(rng) + (state[static_cast<std::size_t>(p)] ? 800 : 0));
+    }
+  MemoryStack stack(w, h, px);
+  struct Ask {
+    std::vector<int> lags;
+    bool cross, moments;
+  };
+  for (const Ask& ask : {Ask{{}, false, false}, Ask{{0, 2, 5, 7, 9, 10}, false, false}, Ask{{}, false, true},
+                         Ask{{}, true, false}}) {
+    const std::vector<int> all = ask.cross ? std::vector<int>{2, 3, 4} : std::vector<int>{2, 3, 4, 5, 6};
+    SofiProblemOptions together;
+    together.orders = all;
+    together.lags = ask.lags;
+    together.cross = ask.cross;
+    together.moments = ask.moments;
+    // (the same chunk steps: sums are grouped per chunk, as sofi groups them for any orders)
+    for (std::int64_t chunk : {37, 500}) {
+      const auto with_others = images(run(stack, together, block, chunk));
+      for (std::size_t i = 0; i < all.size(); ++i) {
+        SofiProblemOptions alone = together;
+        alone.orders = {all[i]};
+        if (!ask.lags.empty()) alone.lags.resize(static_cast<std::size_t>(all[i]));  // only its own lags
+        const auto single = images(run(stack, alone, block, chunk));
+        CAPTURE(ask.cross);
+        CAPTURE(ask.moments);
+        CAPTURE(ask.lags.size());
+        CAPTURE(all[i]);
+        CAPTURE(chunk);
+        CHECK(single.planes[0] == with_others.planes[i]);
+      }
+      // and a different companion: orders 2 and 3 alone equal orders 2 and 3 among 2..6
+      SofiProblemOptions pair = together;
+      pair.orders = {2, 3};
+      if (!ask.lags.empty()) pair.lags.resize(3);
+      const auto two = images(run(stack, pair, block, chunk));
+      CHECK(two.planes[0] == with_others.planes[0]);
+      CHECK(two.planes[1] == with_others.planes[1]);
+    }
+  }
 }
 
 TEST_CASE("a single blinking emitter follows the emitter model w_n(rho)") {
@@ -360,9 +477,18 @@ TEST_CASE("plan validation: orders, lags, blocks") {
   CHECK_THROWS_AS(make_sofi_problem(8, 8, o), UsageError);
   CHECK_THROWS_AS(check_blocks(SofiBlocks{100, 500}, 3, "s.tif"), InputError);
   CHECK_THROWS_AS(check_blocks(SofiBlocks{1000, 3}, 3, "s.tif"), UsageError);
-  // default lags and term sharing: orders 2..4 need the 15 non-empty subsets of 4 lags
+  // default lags: order n sums the 2^n - 1 non-empty subsets of its lags 0..n-1 over its own
+  // window (block end - (n - 1)): 3 + 7 + 15 terms for orders 2..4
   SofiProblemOptions d;
   const auto plan = make_sofi_problem(8, 8, d);
-  CHECK(plan.terms.size() == 15);
+  CHECK(plan.terms.size() == 25);
   CHECK(plan.max_lag == 3);
+  CHECK(plan.min_window == 1);
+  for (const auto& c : plan.combos) CHECK(c.window == c.order - 1);
+  // cross-cumulants: zero lag, every order over the whole block
+  SofiProblemOptions x;
+  x.cross = true;
+  const auto cross = make_sofi_problem(8, 8, x);
+  CHECK(cross.max_lag == 0);
+  CHECK(cross.min_window == 0);
 }

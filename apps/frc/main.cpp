@@ -12,8 +12,9 @@ int main(int argc, char** argv) {
               "with independent noise. Both are windowed (Tukey, cosine taper on the outer 1/8 of each side) and\n"
               "transformed at their own size (no padding); FRC(r) = Re sum F1 F2* / sqrt(sum |F1|^2 sum |F2|^2)\n"
               "over rings r <= |k| < r+1, r = 0..N/2, N = the shorter side (non-square images: |k| scaled to N).\n"
-              "The resolution is N / r_c px at the first ring r_c (interpolated) where the curve, after being\n"
-              "above it from ring 1 on, falls below the threshold. The two images can be:\n"
+              "Each ring is plotted at the mean radius of its coefficients (about r + 1/2) over N, in cycles/px.\n"
+              "The resolution is 1 / f_c px at the first frequency f_c (interpolated between the rings) where\n"
+              "the curve, after being above it from ring 1 on, falls below the threshold. The two images can be:\n"
               "  two files                 frc A.tif B.tif            (--page K of multi-page files)\n"
               "  one stack split in two    frc stack.tif --split odd-even|halves   (summed frames, --frames)\n"
               "  localizations             frc locs.hdf5 --render-px 10   (random time blocks, 2D histograms)",
@@ -35,7 +36,9 @@ int main(int argc, char** argv) {
   app.bind("--seed", "FRC/seed");
   app.bind("--tukey", "FRC/tukey fraction");
   app.cli()
-      .add_option("--curve", options.curve, "Write the curve as CSV (ring, frequency, frc, pixels, threshold)")
+      .add_option("--curve", options.curve,
+                  "Write the curve as CSV (ring, mean_radius, frequency_per_px = mean_radius / N, frc, pixels, "
+                  "threshold)")
       ->type_name("CSV");
   app.cli()
       .add_option("--plot", options.plot, "Draw the curve, the threshold and the crossing as a PNG")

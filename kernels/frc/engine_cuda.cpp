@@ -113,6 +113,7 @@ class CudaFrcEngine final : public FrcEngine {
     NANOSCOPY_CUDA_CHECK(
         cudaMemcpy(window_.get(), window.data(), window.size() * sizeof(double), cudaMemcpyHostToDevice));
     pixels_ = frc_ring_pixels(w, h);
+    radii_ = frc_ring_radii(w, h);  // the rings' frequencies: the same host values as the CPU engine's
 
     plan_.make_many_d2z(static_cast<int>(h), static_cast<int>(w), 2);
     NANOSCOPY_CUFFT_CHECK(cufftSetStream(plan_.get(), stream_.get()));
@@ -144,6 +145,7 @@ class CudaFrcEngine final : public FrcEngine {
     out.power1.assign(p + r, p + 2 * r);
     out.power2.assign(p + 2 * r, p + 3 * r);
     out.pixels = pixels_;
+    out.radius = radii_;
     return out;
   }
 
@@ -162,6 +164,7 @@ class CudaFrcEngine final : public FrcEngine {
   DeviceBuffer<double> sums_;
   PinnedBuffer<double> sums_host_;
   std::vector<std::int64_t> pixels_;
+  std::vector<double> radii_;
   CufftPlan plan_;
 };
 

@@ -40,18 +40,17 @@ std::string gb(double bytes) {
 }
 
 // The auto path applies when every variable sits at (0, 0), their lags are a
-// permutation of 0..nv-1 and the terms are all 2^nv - 1 subsets of them
-// (auto-cumulants with the default lags): fills term_of_mask and returns nv.
-int auto_path(const SofiProblem& plan, int term_of_mask[kSofiMaxSubsets]) {
+// permutation of 0..nv-1 and every term is a distinct (subset of them, window):
+// fills term_of (-1 where no term) and returns nv.
+int auto_path(const SofiProblem& plan, int term_of[kSofiMaxOrder][kSofiMaxSubsets]) {
   const int nv = static_cast<int>(plan.variables.size());
   if (nv < 2 || nv > kSofiMaxOrder || plan.max_lag != nv - 1) return 0;
-  if (plan.terms.size() != static_cast<std::size_t>((1 << nv) - 1)) return 0;
   int slots = 0;
   for (const auto& v : plan.variables) {
     if (v.dx != 0 || v.dy != 0 || v.lag < 0 || v.lag >= nv || (slots & (1 << v.lag))) return 0;
     slots |= 1 << v.lag;
   }
-  std::vector<int> seen(static_cast<std::size_t>(1 << nv), -1);
+  std::vector<int> seen(static_cast<std::size_t>(kSofiMaxOrder << nv), -1);  // (window, mask) -> term
   for (std::size_t t = 0; t < plan.terms.size(); ++t) {
     const auto& term = plan.terms[t];
     int mask = 0;
@@ -60,10 +59,14 @@ int auto_path(const SofiProblem& plan, int term_of_mask[kSofiMaxSubsets]) {
       if (mask & bit) return 0;  // a repeated variable
       mask |= bit;
     }
-    if (mask == 0 || seen[static_cast<std::size_t>(mask)] >= 0) return 0;
-    seen[static_cast<std::size_t>(mask)] = static_cast<int>(t);
+    if (term.window < 0 || term.window >= nv) return 0;
+    const auto key = static_cast<std::size_t>((term.window << nv) | mask);
+    if (mask == 0 || seen[key] >= 0) return 0;
+    seen[key] = static_cast<int>(t);
   }
-  for (int m = 0; m < (1 << nv); ++m) term_of_mask[m] = std::max(seen[static_cast<std::size_t>(m)], 0);
+  for (int w = 0; w < kSofiMaxOrder; ++w)
+    for (int m = 0; m < kSofiMaxSubsets; ++m)
+      term_of[w][m] = (w < nv && m < (1 << nv)) ? seen[static_cast<std::size_t>((w << nv) | m)] : -1;
   return nv;
 }
 
@@ -99,7 +102,7 @@ struct DevicePlanArrays {
     view.terms = terms.get();
     view.combos = combos.get();
     view.planes = reinterpret_cast<const SofiPlane*>(planes.get());
-    view.auto_nv = auto_path(plan, view.term_of_mask);
+    view.auto_nv = auto_path(plan, view.term_of);
   }
 };
 
@@ -257,6 +260,7 @@ class CudaSofiEngine final : public SofiEngine {
     args.count = chunk.count;
     args.tuple_end = chunk.tuple_end;
     args.sum_end = chunk.sum_end;
+    args.block_end = chunk.block_end;
     args.shift = st_->shift.get();
     args.frame_sum = st_->frame_sum.get();
     args.terms = st_->terms.get();
@@ -266,12 +270,15 @@ class CudaSofiEngine final : public SofiEngine {
 
   void finish_block(std::int64_t frames, std::int64_t tuples) override {
     if (frames < 1 || tuples < 1) throw InputError("sofi", "a block has no frames or no lag tuples");
+    if (tuples != frames - plan_.max_lag)
+      throw InputError("sofi", "a block has " + std::to_string(tuples) + " lag tuples for " + std::to_string(frames) +
+                                   " frames");
     DeviceGuard guard(gpu_);
     const cudaStream_t s = st_->compute.get();
     for (std::size_t p = 0; p < plan_.planes.size(); ++p)
       launch_sofi_finish_plane(st_->plan.view, static_cast<int>(p), plan_.plane_width(static_cast<int>(p)),
-                               plan_.plane_height(static_cast<int>(p)), st_->terms.get(), st_->frame_sum.get(), tuples,
-                               frames, st_->planes[p].get(), s);
+                               plan_.plane_height(static_cast<int>(p)), st_->terms.get(), st_->frame_sum.get(), frames,
+                               st_->planes[p].get(), s);
     launch_sofi_mean_frame(st_->shift.get(), st_->frame_sum.get(), frames, plan_.pixels(), st_->mean.get(), s);
   }
 
@@ -343,8 +350,9 @@ double time_device_resident_sofi(int gpu, const SofiProblem& plan, std::int64_t 
   args.source = SofiSource::u16_integral_shift;
   args.first = 0;
   args.count = frames;
-  args.tuple_end = frames - plan.max_lag;
+  args.tuple_end = frames - plan.min_window;
   args.sum_end = frames;
+  args.block_end = frames;
   args.shift = shift.get();
   args.frame_sum = frame_sum.get();
   args.terms = terms.get();

@@ -19,7 +19,8 @@ std::unique_ptr<SofiEngine> make_cuda_sofi_engine(int gpu, const SofiProblem& pl
 
 // bench: the accumulation kernels alone on `frames` random uint16 frames
 // (values 100..2099, K = 0) already on GPU `gpu`, as one chunk (tuples
-// [0, frames - max_lag), sums [0, frames)); one warm-up run, then `repeats`
+// [0, frames - min_window), each term's to its window; sums [0, frames)); one
+// warm-up run, then `repeats`
 // timed with CUDA events. Returns seconds per run. `bytes_moved` (if given)
 // receives the device-memory traffic of one run, the minimum the kernels need:
 //   frames * W * H * 2            every frame read once (auto path; the generic

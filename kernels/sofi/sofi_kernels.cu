@@ -58,7 +58,7 @@ struct AutoArgs {
   const float* shift;
   double* frame_sum;
   double* terms;
-  int term_of_mask[kSofiMaxSubsets];
+  int term_of[kSofiMaxOrder][kSofiMaxSubsets];  // term of (window, subset mask), or -1
 };
 
 // PX consecutive pixels of one frame in one load.
@@ -162,8 +162,12 @@ __global__ void __launch_bounds__(kThreads, NV == 2 ? 4 : 1) sofi_auto_kernel(co
   if (seg.tuple_end > seg.begin) {
 #pragma unroll
     for (int m = 1; m < NM; ++m)
+      for (int window = 0; window < NV; ++window) {  // windows are lags: 0..NV-1
+        const int term = a.term_of[window][m];
+        if (term < 0) continue;
 #pragma unroll
-      for (int k = 0; k < PX; ++k) add_to(a.terms + a.term_of_mask[m] * P + p0 + k, acc[k][m], a.atomic);
+        for (int k = 0; k < PX; ++k) add_to(a.terms + static_cast<std::int64_t>(term) * P + p0 + k, acc[k][m], a.atomic);
+      }
   }
   if (seg.sum_end > seg.begin) {
 #pragma unroll
@@ -208,7 +212,7 @@ AutoKernel auto_kernel_for(int nv, int px, SofiSource s) {
 
 struct GenericArgs {
   const void* frames;
-  std::int64_t width, height, first, tuple_end, sum_end;
+  std::int64_t width, height, first, tuple_end, sum_end, block_end;
   int max_lag, segments, nterms;
   bool atomic;
   const float* shift;
@@ -244,6 +248,7 @@ __global__ void __launch_bounds__(kThreads) sofi_generic_kernel(const GenericArg
     for (int j = 0; j < kGenericTerms; ++j) {
       if (t0 + j < a.nterms) {
         const SofiTerm* term = a.term_defs + t0 + j;
+        if (t + __ldg(&term->window) >= a.block_end) continue;  // outside the term's window
         const int size = __ldg(&term->size);
         double prod = 1.0;  // 1 * G exactly; then the CPU's left-to-right product
         for (int i = 0; i < size; ++i) {
@@ -314,44 +319,13 @@ __global__ void __launch_bounds__(kThreads)
 
 unsigned int blocks_for(std::int64_t threads) { return static_cast<unsigned int>((threads + kThreads - 1) / kThreads); }
 
-}  // namespace
-
-SofiLaunchInfo launch_sofi_accumulate(const SofiDevicePlan& plan, const SofiChunkArgs& c, int multiprocessors,
-                                      cudaStream_t stream) {
+// The generic path over the whole chunk.
+SofiLaunchInfo launch_generic(const SofiDevicePlan& plan, const SofiChunkArgs& c, int multiprocessors,
+                              cudaStream_t stream) {
   SofiLaunchInfo info;
   const std::int64_t span = std::max(c.tuple_end, c.sum_end) - c.first;
   if (span <= 0 || c.count <= 0 || plan.pixels() <= 0) return info;
   const std::int64_t P = plan.pixels();
-  if (plan.auto_nv >= 2) {
-    const int nv = plan.auto_nv;
-    const int px = (P % 2 == 0 && nv <= 4) ? 2 : 1;
-    const AutoKernel kernel = auto_kernel_for(nv, px, c.source);
-    if (kernel) {
-      int per_sm = 0;
-      NANOSCOPY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
-      const unsigned int bx = blocks_for((P + px - 1) / px);
-      const int segments =
-          segments_for(bx, static_cast<std::int64_t>(std::max(per_sm, 1)) * std::max(multiprocessors, 1), span);
-      AutoArgs a{};
-      a.frames = c.frames;
-      a.pixels = P;
-      a.first = c.first;
-      a.tuple_end = c.tuple_end;
-      a.sum_end = c.sum_end;
-      a.segments = segments;
-      a.atomic = segments > 1;
-      a.shift = c.shift;
-      a.frame_sum = c.frame_sum;
-      a.terms = c.terms;
-      for (int m = 0; m < kSofiMaxSubsets; ++m) a.term_of_mask[m] = plan.term_of_mask[m];
-      kernel<<<dim3(bx, static_cast<unsigned int>(segments)), kThreads, 0, stream>>>(a);
-      NANOSCOPY_CUDA_CHECK_LAUNCH();
-      info.auto_path = true;
-      info.pixels_per_thread = px;
-      info.segments = segments;
-      return info;
-    }
-  }
   const bool f32 = c.source == SofiSource::f32;
   const auto kernel = f32 ? sofi_generic_kernel<true> : sofi_generic_kernel<false>;
   int per_sm = 0;
@@ -367,6 +341,7 @@ SofiLaunchInfo launch_sofi_accumulate(const SofiDevicePlan& plan, const SofiChun
   a.first = c.first;
   a.tuple_end = c.tuple_end;
   a.sum_end = c.sum_end;
+  a.block_end = c.block_end;
   a.max_lag = plan.max_lag;
   a.segments = segments;
   a.nterms = plan.nterms;
@@ -382,15 +357,78 @@ SofiLaunchInfo launch_sofi_accumulate(const SofiDevicePlan& plan, const SofiChun
   return info;
 }
 
+}  // namespace
+
+SofiLaunchInfo launch_sofi_accumulate(const SofiDevicePlan& plan, const SofiChunkArgs& c, int multiprocessors,
+                                      cudaStream_t stream) {
+  SofiLaunchInfo info;
+  const std::int64_t span = std::max(c.tuple_end, c.sum_end) - c.first;
+  if (span <= 0 || c.count <= 0 || plan.pixels() <= 0) return info;
+  const std::int64_t P = plan.pixels();
+  if (plan.auto_nv >= 2) {
+    const int nv = plan.auto_nv;
+    const int px = (P % 2 == 0 && nv <= 4) ? 2 : 1;
+    const AutoKernel kernel = auto_kernel_for(nv, px, c.source);
+    if (kernel) {
+      // Tuples every window takes: t < block_end - max_lag (the auto kernel's
+      // frames t + max_lag then lie in the chunk); the rest is the tail.
+      const std::int64_t common_end = std::min(c.tuple_end, c.block_end - plan.max_lag);
+      const std::int64_t common_span = std::max(common_end, c.sum_end) - c.first;
+      if (common_span > 0) {
+        int per_sm = 0;
+        NANOSCOPY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
+        const unsigned int bx = blocks_for((P + px - 1) / px);
+        const int segments = segments_for(
+            bx, static_cast<std::int64_t>(std::max(per_sm, 1)) * std::max(multiprocessors, 1), common_span);
+        AutoArgs a{};
+        a.frames = c.frames;
+        a.pixels = P;
+        a.first = c.first;
+        a.tuple_end = common_end;
+        a.sum_end = c.sum_end;
+        a.segments = segments;
+        a.atomic = segments > 1;
+        a.shift = c.shift;
+        a.frame_sum = c.frame_sum;
+        a.terms = c.terms;
+        for (int w = 0; w < kSofiMaxOrder; ++w)
+          for (int m = 0; m < kSofiMaxSubsets; ++m) a.term_of[w][m] = plan.term_of[w][m];
+        kernel<<<dim3(bx, static_cast<unsigned int>(segments)), kThreads, 0, stream>>>(a);
+        NANOSCOPY_CUDA_CHECK_LAUNCH();
+        info.segments = segments;
+      }
+      const std::int64_t tail_begin = std::max(c.first, common_end);
+      if (c.tuple_end > tail_begin) {
+        // The smaller windows' last tuples: the generic kernel on the chunk
+        // from tail_begin on, tuples only (after the auto kernel, same stream).
+        const std::int64_t skip = tail_begin - c.first;
+        const std::int64_t elem = c.source == SofiSource::f32 ? 4 : 2;
+        SofiChunkArgs tail = c;
+        tail.frames = static_cast<const char*>(c.frames) + skip * P * elem;
+        tail.first = tail_begin;
+        tail.count = c.count - skip;
+        tail.sum_end = tail_begin;
+        const SofiLaunchInfo t = launch_generic(plan, tail, multiprocessors, stream);
+        info.segments = std::max(info.segments, t.segments);
+      }
+      info.auto_path = true;
+      info.pixels_per_thread = px;
+      return info;
+    }
+  }
+  return launch_generic(plan, c, multiprocessors, stream);
+}
+
+
 void launch_sofi_finish_plane(const SofiDevicePlan& plan, int plane, std::int64_t plane_width,
                               std::int64_t plane_height, const double* terms, const double* frame_sum,
-                              std::int64_t tuples, std::int64_t frames, double* out, cudaStream_t stream) {
+                              std::int64_t frames, double* out, cudaStream_t stream) {
   sofi_math::BlockView view;
   view.terms = terms;
   view.frame_sum = frame_sum;
   view.width = plan.width;
   view.height = plan.height;
-  view.inv_tuples = 1.0 / static_cast<double>(tuples);
+  view.frames = static_cast<double>(frames);
   view.inv_frames = 1.0 / static_cast<double>(frames);
   const std::int64_t n = plane_width * plane_height;
   if (n <= 0) return;

@@ -59,6 +59,8 @@ TEST_CASE("CUDA FRC ring sums match the CPU reference") {
       CHECK(std::isfinite(sg.cross[r]));
       CHECK(std::isfinite(rg.curve[r].frc));
       CHECK(sg.pixels[r] == sc.pixels[r]);
+      CHECK(sg.radius[r] == sc.radius[r]);  // the same host values: each ring at its mean radius
+      CHECK(rg.curve[r].frequency == rc.curve[r].frequency);
       CHECK(sg.power1[r] == doctest::Approx(sc.power1[r]).epsilon(1e-9));
       CHECK(sg.power2[r] == doctest::Approx(sc.power2[r]).epsilon(1e-9));
       worst = std::max(worst, std::abs(rg.curve[r].frc - rc.curve[r].frc));
@@ -66,6 +68,8 @@ TEST_CASE("CUDA FRC ring sums match the CPU reference") {
     CHECK(worst <= frc_tol);
     CHECK(rg.crossing.status == rc.crossing.status);
     CHECK(rg.crossing.ring == doctest::Approx(rc.crossing.ring).epsilon(1e-6));
+    CHECK(rg.crossing.frequency == doctest::Approx(rc.crossing.frequency).epsilon(1e-6));
+    CHECK(rg.crossing.resolution_px == doctest::Approx(rc.crossing.resolution_px).epsilon(1e-6));
     // A second pair through the same plan (buffers reused) matches too.
     const FrcRingSums again = cuda->ring_sums(b, a);
     CHECK(again.cross[0] == doctest::Approx(sg.cross[0]).epsilon(1e-12));

@@ -216,6 +216,7 @@ std::string frc_json(const FrcReport& r) {
   json curve = json::array();
   for (const FrcPoint& p : f.curve)
     curve.push_back({{"ring", p.ring},
+                     {"mean_radius", p.radius},
                      {"frequency_per_px", p.frequency},
                      {"frc", p.frc},
                      {"pixels", p.pixels},
@@ -227,9 +228,10 @@ std::string frc_json(const FrcReport& r) {
 std::string frc_curve_csv(const FrcReport& r) {
   std::ostringstream o;
   o.imbue(std::locale::classic());
-  o << "ring,frequency_per_px,frc,pixels,threshold\n" << std::setprecision(10);
+  o << "ring,mean_radius,frequency_per_px,frc,pixels,threshold\n" << std::setprecision(10);
   for (const FrcPoint& p : r.result.curve)
-    o << p.ring << "," << p.frequency << "," << p.frc << "," << p.pixels << "," << p.threshold << "\n";
+    o << p.ring << "," << p.radius << "," << p.frequency << "," << p.frc << "," << p.pixels << "," << p.threshold
+      << "\n";
   return o.str();
 }
 

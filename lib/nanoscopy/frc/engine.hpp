@@ -44,10 +44,14 @@ struct FrcRingSums {
   std::vector<double> power1;        // |F1|^2
   std::vector<double> power2;        // |F2|^2
   std::vector<std::int64_t> pixels;  // n_r: coefficients in the ring
+  std::vector<double> radius;        // the mean normalized radius |k| of those coefficients (frc_ring_radii)
 };
 
 // n_r of every ring, counted over the W x H spectrum.
 std::vector<std::int64_t> frc_ring_pixels(std::int64_t width, std::int64_t height);
+// The mean normalized radius |k| (frc_math.hpp) of every ring's coefficients over
+// the W x H spectrum: ring r is labelled rbar_r / N cycles per pixel.
+std::vector<double> frc_ring_radii(std::int64_t width, std::int64_t height);
 
 // The engine's one operation. An engine is planned for one geometry and is
 // reused for many image pairs (bench, many pages); not thread-safe.

@@ -30,6 +30,7 @@ class CpuFrcEngine final : public FrcEngine {
         wx_(tukey_window(g.width, g.tukey_fraction)),
         wy_(tukey_window(g.height, g.tukey_fraction)),
         pixels_(frc_ring_pixels(g.width, g.height)),
+        radii_(frc_ring_radii(g.width, g.height)),
         columns_(g.width / 2 + 1) {
     const std::size_t real = static_cast<std::size_t>(g.width * g.height);
     const std::size_t complex = static_cast<std::size_t>(g.height * columns_);
@@ -73,6 +74,7 @@ class CpuFrcEngine final : public FrcEngine {
     s.power1 = s.cross;
     s.power2 = s.cross;
     s.pixels = pixels_;
+    s.radius = radii_;
     const fftw_complex* f1 = out_.get();
     const fftw_complex* f2 = f1 + static_cast<std::size_t>(h * columns_);
     for (std::int64_t y = 0; y < h; ++y) {
@@ -95,6 +97,7 @@ class CpuFrcEngine final : public FrcEngine {
  private:
   std::vector<double> wx_, wy_;
   std::vector<std::int64_t> pixels_;
+  std::vector<double> radii_;
   std::int64_t columns_;
   std::unique_ptr<double, FftwFree> in_;
   std::unique_ptr<fftw_complex, FftwFree> out_;

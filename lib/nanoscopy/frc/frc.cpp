@@ -18,7 +18,7 @@ const char* to_string(FrcCrossing::Status status) {
   return "?";
 }
 
-FrcCrossing find_crossing(std::span<const FrcPoint> curve, std::int64_t side) {
+FrcCrossing find_crossing(std::span<const FrcPoint> curve) {
   FrcCrossing c;
   const auto n = static_cast<std::int64_t>(curve.size());
   const auto d = [&](std::int64_t r) {
@@ -29,7 +29,6 @@ FrcCrossing find_crossing(std::span<const FrcPoint> curve, std::int64_t side) {
   while (r < n && !(d(r) >= 0)) ++r;  // first ring at or above the threshold
   if (r >= n) return c;               // never above
   while (r < n && d(r) >= 0) ++r;     // first ring below it after that
-  const double nd = static_cast<double>(side);
   if (r >= n) {
     c.status = FrcCrossing::Status::not_reached;
     c.ring = static_cast<double>(n - 1);
@@ -38,10 +37,12 @@ FrcCrossing find_crossing(std::span<const FrcPoint> curve, std::int64_t side) {
     return c;
   }
   const double d0 = d(r - 1), d1 = d(r);
+  const double a = d0 / (d0 - d1);
+  const double f0 = curve[static_cast<std::size_t>(r - 1)].frequency, f1 = curve[static_cast<std::size_t>(r)].frequency;
   c.status = FrcCrossing::Status::crossed;
-  c.ring = static_cast<double>(r - 1) + d0 / (d0 - d1);
-  c.frequency = c.ring / nd;
-  c.resolution_px = nd / c.ring;
+  c.ring = static_cast<double>(r - 1) + a;
+  c.frequency = f0 + a * (f1 - f0);
+  c.resolution_px = 1.0 / c.frequency;
   return c;
 }
 
@@ -53,16 +54,19 @@ FrcResult frc_from_sums(const FrcRingSums& sums, const FrcGeometry& g, const Frc
   out.threshold = threshold;
   const std::size_t rings = sums.cross.size();
   out.curve.resize(rings);
+  // The engines pass the rings' mean radii; sums made elsewhere get them from the geometry.
+  const std::vector<double> radii = sums.radius.size() == rings ? sums.radius : frc_ring_radii(g.width, g.height);
   for (std::size_t r = 0; r < rings; ++r) {
     FrcPoint& p = out.curve[r];
     p.ring = static_cast<std::int64_t>(r);
-    p.frequency = static_cast<double>(r) / static_cast<double>(out.side);
+    p.radius = r < radii.size() ? radii[r] : static_cast<double>(r) + 0.5;
+    p.frequency = p.radius / static_cast<double>(out.side);
     const double denominator = std::sqrt(sums.power1[r] * sums.power2[r]);
     p.frc = denominator > 0 ? sums.cross[r] / denominator : 0.0;
     p.pixels = sums.pixels[r];
     p.threshold = threshold.at(p.pixels);
   }
-  out.crossing = find_crossing(out.curve, out.side);
+  out.crossing = find_crossing(out.curve);
   return out;
 }
 

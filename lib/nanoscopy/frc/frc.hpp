@@ -17,7 +17,8 @@ namespace nanoscopy {
 
 struct FrcPoint {
   std::int64_t ring = 0;
-  double frequency = 0;  // cycles per pixel: ring / N
+  double radius = 0;     // the ring's mean normalized radius |k| (frc_math.hpp), about ring + 1/2
+  double frequency = 0;  // cycles per pixel: radius / N
   double frc = 0;        // 0 where a ring has no power in one of the images
   std::int64_t pixels = 0;
   double threshold = 0;
@@ -28,8 +29,9 @@ struct FrcPoint {
 //  at ring 1 the curve must first be at or above the threshold (k-sigma
 //  thresholds exceed 1 in the first rings, where n_r is small), and the
 //  crossing lies between the last ring r-1 at or above it and the first ring r
-//  below it, at r_c = r - 1 + d(r-1) / (d(r-1) - d(r)), d = FRC - T (linear
-//  interpolation). Resolution = N / r_c pixels.
+//  below it: with a = d(r-1) / (d(r-1) - d(r)), d = FRC - T, it is at the
+//  frequency f_c = f(r-1) + a (f(r) - f(r-1)) (linear interpolation between the
+//  rings' labels, their mean radii / N), and resolution = 1 / f_c pixels.
 struct FrcCrossing {
   enum class Status {
     crossed,      // found at ring_c
@@ -37,9 +39,9 @@ struct FrcCrossing {
     never_above,  // the curve never rises above the threshold: no resolution can be given
   };
   Status status = Status::never_above;
-  double ring = 0;           // r_c (crossed), N/2 (not_reached), 0 (never_above)
-  double frequency = 0;      // r_c / N cycles per pixel
-  double resolution_px = 0;  // N / r_c; 2 when not reached; 0 when never above
+  double ring = 0;           // r - 1 + a (crossed: the ring index, interpolated), N/2 (not_reached), 0 (never_above)
+  double frequency = 0;      // f_c cycles per pixel (crossed), 0.5 (not reached)
+  double resolution_px = 0;  // 1 / f_c; 2 when not reached; 0 when never above
 };
 const char* to_string(FrcCrossing::Status status);  // "crossed", "not reached", "never above"
 
@@ -52,8 +54,8 @@ struct FrcResult {
 
 // The curve and the crossing from an engine's sums.
 FrcResult frc_from_sums(const FrcRingSums& sums, const FrcGeometry& geometry, const FrcThreshold& threshold);
-// The crossing of a curve (rule above).
-FrcCrossing find_crossing(std::span<const FrcPoint> curve, std::int64_t side);
+// The crossing of a curve (rule above; the points' frequencies are used).
+FrcCrossing find_crossing(std::span<const FrcPoint> curve);
 
 // One pair through an engine.
 FrcResult compute_frc(FrcEngine& engine, std::span<const float> a, std::span<const float> b,

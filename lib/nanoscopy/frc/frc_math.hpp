@@ -9,7 +9,17 @@
 //   |k| = N sqrt((kx/W)^2 + (ky/H)^2)
 // (the plain sqrt(kx^2 + ky^2) for a square image), and lies in ring
 // r = floor(|k|); rings 0 .. N/2 are used, coefficients beyond N/2 (the corners)
-// are left out. Ring r is r/N cycles per pixel.
+// are left out.
+//
+// Frequency axis (issue 19): ring r holds r <= |k| < r + 1, so labelling it r/N
+// puts every ring half a ring too low and biased the resolution pessimistically
+// by about 0.5 / r_c. Each ring is labelled at the mean radius of the
+// coefficients it holds, rbar_r = mean |k| over the ring (frc_ring_radii,
+// engine.hpp; about r + 1/2 away from the centre, exactly 0 for ring 0 of a
+// square image), i.e. at rbar_r / N cycles per pixel; for a correlation that
+// is linear in |k| across a ring with even power, the ring's FRC is exactly
+// the correlation at rbar_r. The crossing is interpolated between these
+// frequencies (frc.hpp).
 //
 // The ring index is computed in integers, never by flooring a floating-point
 // square root: |k|^2 = S / M^2 with S = kx^2 H^2 + ky^2 W^2 and M = max(W, H),
@@ -45,6 +55,13 @@ NANOSCOPY_HD std::int64_t ring_index(std::int64_t kx, std::int64_t ky, std::int6
   const std::uint64_t s = ukx * ukx * uh * uh + uky * uky * uw * uw;
   const std::uint64_t m = uw > uh ? uw : uh;
   return static_cast<std::int64_t>(isqrt(s) / m);
+}
+
+// The normalized radius |k| = sqrt(S) / M of frequency (kx, ky) (ring_index's S
+// and M), in double: the ring's label is the mean of this over its coefficients.
+NANOSCOPY_HD double radius(std::int64_t kx, std::int64_t ky, std::int64_t w, std::int64_t h) {
+  const double x = static_cast<double>(kx) * static_cast<double>(h), y = static_cast<double>(ky) * static_cast<double>(w);
+  return sqrt(x * x + y * y) / static_cast<double>(w > h ? w : h);
 }
 
 // The last ring, N/2 with N = min(W, H).

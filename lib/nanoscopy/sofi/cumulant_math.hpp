@@ -60,16 +60,28 @@ struct BlockView {
   const double* terms = nullptr;      // term-major: terms[t * width * height + y * width + x]
   const double* frame_sum = nullptr;  // sum over the block's frames of G = F - K, per pixel
   std::int64_t width = 0, height = 0;
-  double inv_tuples = 0;  // 1 / tuples summed into `terms`
+  double frames = 0;      // frames of the block: a term of window L holds frames - L tuples
   double inv_frames = 0;  // 1 / frames summed into `frame_sum`
 };
 
-// The cumulant (or central moment) of combination c at base pixel (x, y) of one
-// block, times its distance factor.
+// The estimate of combination c at base pixel (x, y) of one block, times its
+// distance factor. The definition (problem.hpp states it in full): the
+// variables X_i(t) = F(p_i, t + l_i) - <F(p_i)>_block are centred on the mean
+// of ALL the block's frames (Dertinger 2009, bSOFI, pysofi), their joint
+// moments are means over the combination's own window of frames - L tuples
+// (L = c.window, its largest lag), and the cumulant is the moment-cumulant sum
+// over the partitions without singletons: the singletons' moments are set to
+// zero, as for variables centred on their mean. So with lags 0, 1, 2:
+//   AC_3 = <X_1 X_2 X_3>_W,
+//   AC_4 = <X_1 X_2 X_3 X_4>_W - <X_1 X_2>_W <X_3 X_4>_W - <X_1 X_3>_W <X_2 X_4>_W
+//          - <X_1 X_4>_W <X_2 X_3>_W,
+// and nothing in the value depends on another combination's window. With
+// `moments` the value is the block-centred moment <X_1 ... X_n>_W (mSOFI).
 NANOSCOPY_HD double combo_value(const SofiCombo& c, const BlockView& b, std::int64_t x, std::int64_t y,
                                 bool moments) {
   const int n = c.order;
   const std::int64_t pixels = b.width * b.height;
+  const double inv_tuples = 1.0 / (b.frames - static_cast<double>(c.window));
   double d[kSofiMaxOrder];
   for (int i = 0; i < n; ++i) {
     const std::int64_t px = clamp_index(x + c.vars[i].dx, b.width);
@@ -82,11 +94,12 @@ NANOSCOPY_HD double combo_value(const SofiCombo& c, const BlockView& b, std::int
   for (int u = 1; u < (1 << n); ++u) {
     const std::int64_t px = clamp_index(x + c.subset_dx[u], b.width);
     const std::int64_t py = clamp_index(y + c.subset_dy[u], b.height);
-    m[u] = b.terms[c.subset_term[u] * pixels + py * b.width + px] * b.inv_tuples;
+    m[u] = b.terms[c.subset_term[u] * pixels + py * b.width + px] * inv_tuples;
   }
-  centre_moments(m, d, n);
-  const double value = moments ? m[(1 << n) - 1] : joint_cumulant(m, n, kappa);
-  return value * c.factor;
+  centre_moments(m, d, n);  // m[U] = <prod_{i in U} X_i>_W
+  if (moments) return m[(1 << n) - 1] * c.factor;
+  for (int i = 0; i < n; ++i) m[1 << i] = 0;  // centred on the block mean: no singleton partitions
+  return joint_cumulant(m, n, kappa) * c.factor;
 }
 
 // The value of output pixel (X, Y) of plane `plane`: the mean over its combos.

@@ -25,21 +25,24 @@ namespace nanoscopy {
 
 // One chunk of consecutive frames of a block, in the buffer last returned by
 // input_buffer(): `count` frames (T, Y, X) of `type` (u16 or f32), frame j being
-// sequence frame first + j. Tuples t in [first, tuple_end) are added to the term
-// sums (t + max_lag < first + count), frames [first, sum_end) to the frame sums.
+// sequence frame first + j. Tuples t in [first, tuple_end) are added to the sums
+// of the terms whose window allows them (t + term.window < block_end; their
+// frames t + lag, lag <= window, lie in the chunk), frames [first, sum_end) to
+// the frame sums.
 struct SofiChunk {
   PixelType type = PixelType::u16;
   std::int64_t first = 0;
   std::int64_t count = 0;
   std::int64_t tuple_end = 0;  // <= first: no tuples in this chunk
   std::int64_t sum_end = 0;    // <= first + count
+  std::int64_t block_end = 0;  // the end b1 of the chunk's block (sequence frames)
 };
 
 // A block's raw sums (host copy), as stored in partial files.
 struct BlockSums {
   std::int64_t block = 0;   // block index in its sequence
   std::int64_t frames = 0;  // frames added to frame_sum
-  std::int64_t tuples = 0;  // tuples added to terms
+  std::int64_t tuples = 0;  // tuples of the widest window (max_lag) added; a finished block has frames - max_lag
   std::vector<float> shift;       // K, width * height
   std::vector<double> frame_sum;  // sum of (F - K), width * height
   std::vector<double> terms;      // problem.terms.size() * width * height, term-major
@@ -72,7 +75,7 @@ class SofiEngine {
   // before the work is done.
   virtual void accumulate(const SofiChunk& chunk) = 0;
   // Adds the block's plane values and frames to the plane sums (the counts are
-  // those of the chunks since start_block).
+  // those of the chunks since start_block; tuples: of the widest window, frames - max_lag).
   virtual void finish_block(std::int64_t frames, std::int64_t tuples) = 0;
   // The block's raw sums (block index and counts are filled by the caller).
   virtual void read_block(BlockSums& out) = 0;

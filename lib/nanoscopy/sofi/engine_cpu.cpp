@@ -30,8 +30,11 @@ void PlaneSums::add(const PlaneSums& other) {
 void finish_block_cpu(const SofiProblem& problem, const BlockSums& block, PlaneSums& sums, int threads) {
   if (block.frames < 1 || block.tuples < 1)
     throw InputError("sofi", "block " + std::to_string(block.block) + " has no frames or no lag tuples");
+  if (block.tuples != block.frames - problem.max_lag)
+    throw InputError("sofi", "block " + std::to_string(block.block) + " has " + std::to_string(block.tuples) +
+                                 " lag tuples for " + std::to_string(block.frames) + " frames");
   sofi_math::BlockView view{block.terms.data(), block.frame_sum.data(), problem.width, problem.height,
-                            1.0 / static_cast<double>(block.tuples), 1.0 / static_cast<double>(block.frames)};
+                            static_cast<double>(block.frames), 1.0 / static_cast<double>(block.frames)};
   for (std::size_t p = 0; p < problem.planes.size(); ++p) {
     const auto& plane = problem.planes[p];
     const std::int64_t w = problem.plane_width(static_cast<int>(p)), h = problem.plane_height(static_cast<int>(p));
@@ -55,6 +58,10 @@ void accumulate_rows(const SofiProblem& problem, const T* frames, const SofiChun
   const auto nvars = problem.variables.size(), nterms = problem.terms.size();
   const std::int64_t tuples = std::max<std::int64_t>(chunk.tuple_end - chunk.first, 0);
   const std::int64_t sums = chunk.sum_end - chunk.first;
+  // Term t takes the chunk's tuples j < its_tuples[t]: those with first + j + window < block_end.
+  std::vector<std::int64_t> its_tuples(nterms);
+  for (std::size_t t = 0; t < nterms; ++t)
+    its_tuples[t] = std::clamp<std::int64_t>(chunk.block_end - problem.terms[t].window - chunk.first, 0, tuples);
 #pragma omp parallel num_threads(threads)
   {
     std::vector<double> g(nvars), acc(nterms);
@@ -75,6 +82,7 @@ void accumulate_rows(const SofiProblem& problem, const T* frames, const SofiChun
             g[v] = static_cast<double>(frames[(j + problem.variables[v].lag) * pixels + q]) - shift[q];
           }
           for (std::size_t t = 0; t < nterms; ++t) {
+            if (j >= its_tuples[t]) continue;
             const auto& term = problem.terms[t];
             double prod = g[static_cast<std::size_t>(term.var[0])];
             for (int i = 1; i < term.size; ++i) prod *= g[static_cast<std::size_t>(term.var[i])];

@@ -23,6 +23,7 @@ class TermTable {
  public:
   explicit TermTable(SofiProblem& problem) : problem_(problem) {}
 
+  // The subsets' terms of `c`, summed over c.window's tuples.
   void fill(SofiCombo& c) {
     for (int u = 1; u < (1 << c.order); ++u) {
       std::vector<SofiVariable> vars;
@@ -32,20 +33,22 @@ class TermTable {
       const int sx = vars.front().dx, sy = vars.front().dy;
       std::vector<VarKey> canonical;
       for (auto& v : vars) canonical.push_back({v.dy - sy, v.dx - sx, v.lag});
-      c.subset_term[u] = term_index(canonical);
+      c.subset_term[u] = term_index(canonical, c.window);
       c.subset_dx[u] = sx;
       c.subset_dy[u] = sy;
     }
   }
 
  private:
-  int term_index(const std::vector<VarKey>& canonical) {
-    if (auto it = terms_.find(canonical); it != terms_.end()) return it->second;
+  int term_index(const std::vector<VarKey>& canonical, int window) {
+    const auto key = std::make_pair(canonical, window);
+    if (auto it = terms_.find(key); it != terms_.end()) return it->second;
     SofiTerm term;
     term.size = static_cast<int>(canonical.size());
+    term.window = window;
     for (int i = 0; i < term.size; ++i) term.var[i] = variable_index(canonical[static_cast<std::size_t>(i)]);
     problem_.terms.push_back(term);
-    return terms_[canonical] = static_cast<int>(problem_.terms.size()) - 1;
+    return terms_[key] = static_cast<int>(problem_.terms.size()) - 1;
   }
   int variable_index(const VarKey& k) {
     if (auto it = variables_.find(k); it != variables_.end()) return it->second;
@@ -54,7 +57,7 @@ class TermTable {
   }
 
   SofiProblem& problem_;
-  std::map<std::vector<VarKey>, int> terms_;
+  std::map<std::pair<std::vector<VarKey>, int>, int> terms_;  // (variables, window) -> term
   std::map<VarKey, int> variables_;
 };
 
@@ -154,7 +157,7 @@ SofiProblem make_sofi_problem(std::int64_t width, std::int64_t height, const Sof
       SofiCombo c;
       c.order = n;
       for (int i = 0; i < n; ++i) c.vars[i] = {0, 0, lags[static_cast<std::size_t>(i)]};
-      for (int i = 0; i < n; ++i) problem.max_lag = std::max(problem.max_lag, lags[static_cast<std::size_t>(i)]);
+      for (int i = 0; i < n; ++i) c.window = std::max(c.window, lags[static_cast<std::size_t>(i)]);
       table.fill(c);
       plane.combo_begin[0] = static_cast<int>(problem.combos.size());
       problem.combos.push_back(c);
@@ -181,6 +184,11 @@ SofiProblem make_sofi_problem(std::int64_t width, std::int64_t height, const Sof
     }
     problem.planes.push_back(plane);
   }
+  problem.min_window = problem.combos.front().window;
+  for (const auto& c : problem.combos) {
+    problem.max_lag = std::max(problem.max_lag, c.window);
+    problem.min_window = std::min(problem.min_window, c.window);
+  }
   return problem;
 }
 
@@ -195,7 +203,9 @@ std::string join_ints(std::span<const int> values) {
 
 std::string SofiProblem::describe() const {
   std::ostringstream out;
-  out << width << "x" << height << (moments ? " moments" : " cumulants");
+  // "block-mean centred, own windows": the estimator of issue 19 (partial files of
+  // the earlier estimator, centred on each window's mean over a shared window, are refused).
+  out << width << "x" << height << (moments ? " moments" : " cumulants") << " (block-mean centred, own windows)";
   for (const auto& label : labels) out << "; " << label;
   return out.str();
 }

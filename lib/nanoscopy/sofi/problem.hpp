@@ -9,14 +9,30 @@
 //     virtual pixel of an n-times finer grid, times the distance factor
 //     exp(sum_{i<j} |r_i - r_j|^2 / (2 n sigma^2)) for a Gaussian PSF of std sigma.
 //
+// The estimator (one definition, whatever else is asked; issue 19, README.md):
+// within a block of frames [b0, b1) the fluctuations are
+//   dF(p, t) = F(p, t) - <F(p)>_block,   <F(p)>_block the mean over ALL b1 - b0 frames,
+// (Dertinger et al. 2009; Geissbuehler et al. 2012, bSOFI; pysofi), and an
+// estimate of order n with lags l_1..l_n (auto) is the cumulant of the centred
+// variables X_i(t) = dF(p + r_i, t + l_i) with every partition containing a
+// singleton left out (the variables are taken as centred on the block mean):
+//   AC_n = sum over partitions pi of {1..n} without singleton blocks of
+//          (-1)^(|pi|-1) (|pi|-1)! prod_{B in pi} < prod_{i in B} X_i(t) >_W,
+// where < >_W is the mean over the order's own window W = { t : b0 <= t and
+// t + L < b1 }, L = max_i l_i the order's largest lag (cross-cumulants: zero lag,
+// the whole block). The window depends on the order and its lags only, never on
+// the other orders requested, so each image is the same alone or with others.
+// With `moments` (mSOFI) the value is < prod_i X_i(t) >_W.
+//
 // A cumulant needs the (centred) joint moment of every subset of its variables.
-// Those come from "terms": per pixel, the sum over a block's tuple times t of the
-// product over the term's variables of G(p + offset, t + lag), where
+// Those come from "terms": per pixel, the sum over the tuple times t of a
+// window of the product over the term's variables of G(p + offset, t + lag), where
 // G = F - K is the frame minus the block's shift frame K (its first frame; a
-// provisional centre that keeps the double sums free of cancellation). Terms are
-// stored once, translated so that their first variable sits at offset (0, 0);
-// a subset of a combination maps to (term, shift): raw_U(p) = R_term(p + shift).
-// Reads outside the frame are clamped to the nearest edge pixel.
+// provisional centre that keeps the double sums free of cancellation). A term
+// is stored once per (variables, window), translated so that its first variable
+// sits at offset (0, 0); a subset of a combination maps to (term, shift):
+// raw_U(p) = R_term(p + shift). Reads outside the frame are clamped to the
+// nearest edge pixel.
 #pragma once
 
 #include <cstdint>
@@ -35,15 +51,18 @@ struct SofiVariable {
   int lag = 0;         // frames after the tuple's time t
 };
 
-// One accumulated product: sum_t prod_i G(p + vars[i].offset, t + vars[i].lag).
+// One accumulated product: sum over t in [b0, b1 - window) of
+// prod_i G(p + vars[i].offset, t + vars[i].lag) (every lag <= window).
 struct SofiTerm {
   int size = 0;
+  int window = 0;               // the order's largest lag: tuples t with t + window < b1
   int var[kSofiMaxOrder] = {};  // indices into SofiProblem::variables (sorted)
 };
 
 // One estimate: the joint cumulant of `order` variables.
 struct SofiCombo {
   int order = 0;
+  int window = 0;  // its largest lag L: the moments are means over the block's frames - L tuples
   SofiVariable vars[kSofiMaxOrder];
   double factor = 1;  // distance factor (cross) or 1
   // For every non-empty subset mask of vars: the term holding its product sum and
@@ -75,7 +94,8 @@ struct SofiProblemOptions {
 
 struct SofiProblem {
   std::int64_t width = 0, height = 0;  // camera frame
-  int max_lag = 0;                     // a block's tuples are t in [b0, b1 - max_lag)
+  int max_lag = 0;                     // the largest window: every tuple t in [b0, b1 - max_lag) counts for all terms
+  int min_window = 0;                  // the smallest window: no tuple t >= b1 - min_window counts
   bool moments = false;
   std::vector<SofiVariable> variables;  // distinct variables of all terms
   std::vector<SofiTerm> terms;

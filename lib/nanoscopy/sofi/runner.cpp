@@ -58,7 +58,9 @@ SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const 
     const std::int64_t b0 = blocks.begin(k), b1 = blocks.end(k);
     const std::int64_t lo = std::max(in.begin, b0), sum_hi = std::min(in.end, b1);
     if (lo >= sum_hi) continue;
-    const std::int64_t tuple_hi = std::min(in.end, b1 - problem.max_lag);
+    // Tuples up to the smallest window's end; each term stops at its own (t + window < b1).
+    const std::int64_t tuple_hi = std::min(in.end, b1 - problem.min_window);
+    const std::int64_t widest_hi = std::min(in.end, b1 - problem.max_lag);
     frames_in.read(in.sequence.frame(b0), 1, PixelType::f32, shift.data());  // the raw first frame, even with a filter
     check_finite(in, b0, 1, shift.data());
     engine.start_block(shift);
@@ -75,10 +77,10 @@ SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const 
         if (in.filter)
           in.filter(std::span<float>(static_cast<float*>(buffer), static_cast<std::size_t>(count * problem.pixels())), count,
                     in.sequence.frame(c));
-        engine.accumulate({type, c, count, tuple_end, c + n});
+        engine.accumulate({type, c, count, tuple_end, c + n, b1});
       });
       frames += n;
-      tuples += std::max<std::int64_t>(tuple_end - c, 0);
+      tuples += std::max<std::int64_t>(std::min(tuple_end, widest_hi) - c, 0);
       c += n;
       progress.update(c - in.begin);
     }

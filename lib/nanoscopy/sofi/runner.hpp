@@ -4,8 +4,9 @@
 // even frames). It is cut into blocks of `block` frames, the last block taking
 // the remainder (so every block has block..2*block-1 frames); each block is
 // centred on its own mean (bleaching) and the block results are averaged. Within
-// a block the lag tuples are t in [b0, b1 - max_lag), so the lag window never
-// crosses a block edge. A run may cover only [begin, end) of the sequence (a
+// a block an order with largest lag L takes the tuples t in [b0, b1 - L) (its own
+// window, problem.hpp), so the lag window never crosses a block edge and never
+// depends on the other orders. A run may cover only [begin, end) of the sequence (a
 // --partial chunk): blocks wholly inside are finished, blocks cut by the range
 // edges are returned as raw sums (their lag overlap read from beyond `end`) to
 // be completed by merge. Memory: one chunk of frames plus the engine's sums.
