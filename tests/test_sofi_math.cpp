@@ -210,22 +210,31 @@ TEST_CASE("orders 2-6 with distinct lags equal the block-mean-centred cumulant, 
   }
 }
 
+// Pixels that blink independently (on/off flipped with probability `flip` per frame, `on(p)` photons when
+// on) over Poisson noise of mean `noise`, frame-major.
+template <class On>
+std::vector<float> blinking_pixels(std::int64_t pixels, std::int64_t frames, std::uint64_t seed, int noise, double flip,
+                                   On on) {
+  std::mt19937_64 rng(seed);
+  std::poisson_distribution<int> poisson(noise);
+  std::bernoulli_distribution flips(flip);
+  std::vector<float> px(static_cast<std::size_t>(pixels * frames));
+  std::vector<bool> state(static_cast<std::size_t>(pixels));
+  for (std::int64_t t = 0; t < frames; ++t)
+    for (std::int64_t p = 0; p < pixels; ++p) {
+      if (flips(rng)) state[static_cast<std::size_t>(p)] = !state[static_cast<std::size_t>(p)];
+      px[static_cast<std::size_t>(t * pixels + p)] =
+          static_cast<float>(poisson(rng) + (state[static_cast<std::size_t>(p)] ? on(p) : 0));
+    }
+  return px;
+}
+
 TEST_CASE("orders 3 and 4 with the default lags equal the block-mean-centred cumulant on a blinking stack") {
   // Default lags 0..3; the blinking makes the third and fourth cumulants large, and the
   // window mean differs from the block mean: the earlier estimator (each factor on its
   // window's mean, one window for all orders) missed this by up to several per cent.
   const std::int64_t w = 4, h = 3, frames = 300, block = 100;
-  std::mt19937_64 rng(21);
-  std::poisson_distribution<int> noise(60);
-  std::bernoulli_distribution flip(0.1);
-  std::vector<float> px(static_cast<std::size_t>(w * h * frames));
-  std::vector<bool> state(static_cast<std::size_t>(w * h));
-  for (std::int64_t t = 0; t < frames; ++t)
-    for (std::int64_t p = 0; p < w * h; ++p) {
-      if (flip(rng)) state[static_cast<std::size_t>(p)] = !state[static_cast<std::size_t>(p)];
-      px[static_cast<std::size_t>(t * w * h + p)] =
-          static_cast<float>(noise(rng) + (state[static_cast<std::size_t>(p)] ? 400 + 10 * p : 0));
-    }
+  const std::vector<float> px = blinking_pixels(w * h, frames, 21, 60, 0.1, [](std::int64_t p) { return 400 + 10 * p; });
   MemoryStack stack(w, h, px);
   SofiProblemOptions o;
   o.orders = {2, 3, 4};
@@ -244,16 +253,7 @@ TEST_CASE("orders 3 and 4 with the default lags equal the block-mean-centred cum
 
 TEST_CASE("an order's image is bit-identical whether it is asked for alone or with other orders") {
   const std::int64_t w = 6, h = 5, frames = 430, block = 140;  // 3 blocks, the last of 150
-  std::mt19937_64 rng(17);
-  std::poisson_distribution<int> noise(150);
-  std::bernoulli_distribution flip(0.2);
-  std::vector<float> px(static_cast<std::size_t>(w * h * frames));
-  std::vector<bool> state(static_cast<std::size_t>(w * h));
-  for (std::int64_t t = 0; t < frames; ++t)
-    for (std::int64_t p = 0; p < w * h; ++p) {
-      if (flip(rng)) state[static_cast<std::size_t>(p)] = !state[static_cast<std::size_t>(p)];
-      px[static_cast<std::size_t>(t * w * h + p)] = static_cast<float>(noise(rng) + (state[static_cast<std::size_t>(p)] ? 800 : 0));
-    }
+  const std::vector<float> px = blinking_pixels(w * h, frames, 17, 150, 0.2, [](std::int64_t) { return 800; });
   MemoryStack stack(w, h, px);
   struct Ask {
     std::vector<int> lags;

@@ -8,6 +8,7 @@
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
+#include "nanoscopy/fit2d/output.hpp"
 #include "nanoscopy/loc/formats/loc_formats.hpp"
 #include "nanoscopy/loc/undrift/drift_files.hpp"
 #include "nanoscopy/loc/undrift/fiducial.hpp"
@@ -15,16 +16,6 @@
 
 namespace nanoscopy {
 namespace {
-
-TrackSettings track_settings(const Params& p) {
-  TrackSettings ts;
-  ts.radius = p.get_real("Tracking/radius");
-  ts.max_gap = p.get_int("Tracking/max gap");
-  ts.min_length = p.get_int("Tracking/min length");
-  ts.min_presence = p.get_real("Tracking/min presence");
-  ts.validate("Tracking");
-  return ts;
-}
 
 double rms_nm(const std::vector<double>& v, double pixel_nm) {
   double s = 0;
@@ -40,7 +31,7 @@ void run_fit2d_undrift(const Fit2dUndriftOptions& o, ToolContext& ctx, std::ostr
   const bool rcc = o.method != "fiducial", markers = o.method != "rcc";
   if (o.segment < 1) throw UsageError("--segment", "a segment must hold at least one frame");
   if (o.smooth < 3) throw UsageError("--smooth", "the smoothing window must be at least 3 frames");
-  const TrackSettings track = markers ? track_settings(ctx.params) : TrackSettings{};
+  const TrackSettings track = markers ? tracking_settings(ctx.params) : TrackSettings{};
   loc_format_for(o.output, o.format);  // an unknown format fails before the reading
 
   LocReadOptions read;
