@@ -239,7 +239,14 @@ struct GroupPixelEvaluator {
     }
   }
 
-  __device__ __noinline__ bool operator()(const real q[P], Evaluation<T, P>& e) {
+  __device__ __noinline__ bool operator()(const real theta[P], Evaluation<T, P>& out) {
+    // The sums and θ in registers: `out` and `theta` live in the caller's local memory, and summing into
+    // them through the reference made every pixel's 21 updates local-memory read-modify-writes (the
+    // compiler cannot rule out that the shared-memory loads alias them; ncu on the H100: L2 73 % busy).
+    real q[P];
+#pragma unroll
+    for (int j = 0; j < P; ++j) q[j] = theta[j];
+    Evaluation<T, P> e;
     clear_evaluation(e);
     int bad = 0;
     each_pixel(q, [&](real gs, real mu, const real* d) { bad += E::add(e, gs, mu, d) ? 0 : 1; });
@@ -251,7 +258,9 @@ struct GroupPixelEvaluator {
       for (int j = 0; j < P; ++j) e.grad[j] = group_sum<G>(e.grad[j], mask);
       bad = group_sum<G>(bad, mask);
     }
-    return bad == 0 && pixel_finish(e, q);
+    const bool ok = bad == 0 && pixel_finish(e, q);
+    out = e;
+    return ok;
   }
 
   // The CRLB and log-likelihood at the estimate (every lane: the sums are reduced over the group).
