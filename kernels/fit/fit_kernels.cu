@@ -516,12 +516,12 @@ FitGeometry fit_geometry(int width, int height, std::int64_t count, int lanes, i
   const int n = width * height;
   FitGeometry geo;
   if (lanes <= 0) {
-    // lsq: about 48 pixels per lane, at least 4 lanes; wlsq and mle: about 16. Measured on the H100
-    // (2026-11-25, 1e6 sampled fits, float, data on the device, fits/s): lsq 9×9 with 1/2/4/8/16 lanes
-    // 1.42/2.09/2.25/1.91/1.47e8, 13×13 with 4/16 lanes 1.39/1.15e8, 7×7 with 2/4 lanes 2.44/2.64e8 — its
-    // group reductions (24 sums, log₂G shuffles each) outweigh the pixels a lane walks; mle 9×9 with
-    // 4/8/16 lanes 3.89/4.93/4.02e7 — 21 sums a pixel, the pixel work dominates.
-    const int pixels_per_lane = estimator == Estimator::lsq ? 48 : 16;
+    // lsq: about 48 pixels per lane, at least 4 lanes; wlsq and mle: about 24. Measured (2026-11-25, 1e6
+    // sampled fits, float, data on the device, fits/s): lsq 9×9 with 1/2/4/8/16 lanes 1.42/2.09/2.25/1.91/
+    // 1.47e8, 13×13 with 4/16 lanes 1.39/1.15e8, 7×7 with 2/4 lanes 2.44/2.64e8 (H100) — its group
+    // reductions (24 sums, log₂G shuffles each) outweigh the pixels a lane walks; mle with 2/4/8/16 lanes
+    // 7×7 8.3/9.8/9.4/6.9e7, 9×9 7.3/8.7/8.4/6.6e7, 13×13 3.7/5.3/5.9/4.9e7 (H200) — 21 sums a pixel.
+    const int pixels_per_lane = estimator == Estimator::lsq ? 48 : 24;
     lanes = estimator == Estimator::lsq ? 4 : 1;
     while (lanes < 32 && lanes * pixels_per_lane < n) lanes *= 2;
     const std::int64_t wanted_threads = static_cast<std::int64_t>(std::max(multiprocessors, 1)) * 1024;
