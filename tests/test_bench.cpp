@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "support/test_support.hpp"
@@ -94,4 +95,47 @@ TEST_CASE("bench refuses bad grids before measuring") {
   CHECK(bench("fit2d --batches 0").exit_code == 2);
   CHECK(bench("fit2d --devices nowhere").exit_code == 2);
   CHECK(bench("fit2d --json /nonexistent/dir/x.json").exit_code == 4);
+}
+
+TEST_CASE("bench postprocess --quick: drift error of every method, link recall, render time; plausible numbers") {
+  TempDir dir;
+  const auto json_path = dir / "post.json";
+  const auto r = bench("postprocess --quick --devices cpu --json " + shell_quote(json_path.string()));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.output, "| method |"));
+  CHECK(contains(r.output, "| render |"));
+  const auto j = nlohmann::json::parse(read_file(json_path));
+  CHECK(j["simulation"]["frames"] == 4000);
+  const double locs = j["simulation"]["localizations"];
+  CHECK(locs > 0.9e5);
+  CHECK(locs < 1.1e5);
+  std::map<std::string, double> error;  // method (first word) → RMS per axis, nm
+  for (const auto& row : j["drift"]) {
+    const std::string method = row["method"];
+    error[method.substr(0, method.find(' '))] = row["rms_per_axis_nm"];
+  }
+  MESSAGE("drift RMS per axis: imposed " << error["none"] << " nm, RCC " << error["rcc"] << " nm, markers raw "
+                                         << error["markers"] << " nm, fiducial " << error["fiducial"] << " nm, combined "
+                                         << error["combined"] << " nm");
+  // 20 nm per 1000 frames over 4,000 frames: RMS 23 nm per axis; 25,000 localizations per segment of 10 nm
+  // precision put RCC's error well below 2 nm; four markers of 20 nm raw per frame give about 10 nm, which
+  // the smoothing over 100 frames takes to about 1.2 nm.
+  CHECK(error["none"] > 15);
+  CHECK(error["rcc"] < 2.0);
+  CHECK(error["markers"] > 5.0);
+  CHECK(error["fiducial"] < error["markers"] / 3);
+  CHECK(error["combined"] < 2.5);
+  const double recall = j["link"]["recall"], over = j["link"]["over_merging"];
+  MESSAGE("link recall " << recall << ", over-merged groups " << over);
+  CHECK(recall > 0.9);
+  CHECK(over < 0.05);
+  CHECK(j["link"]["groups"] < j["link"]["localizations"]);
+  int timed = 0;
+  for (const auto& row : j["render"]) {
+    CHECK(row["device"] == "cpu");
+    CHECK(row["seconds"].get<double>() > 0);
+    ++timed;
+  }
+  CHECK(timed == 4);  // 10^5 and 10^6, Gaussian and histogram
 }

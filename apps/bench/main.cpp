@@ -8,6 +8,7 @@
 #include "nanoscopy/bench/bench_frc.hpp"
 #include "nanoscopy/bench/bench_io.hpp"
 #include "nanoscopy/bench/bench_localize.hpp"
+#include "nanoscopy/bench/bench_postprocess.hpp"
 #include "nanoscopy/bench/bench_roi.hpp"
 #include "nanoscopy/bench/bench_smre.hpp"
 #include "nanoscopy/bench/bench_sofi.hpp"
@@ -72,6 +73,12 @@ int main(int argc, char** argv) {
   auto* frc_cmd = cli.add_subcommand("frc", "FRC: time vs image edge (256..4096) on CPU and GPU, GPU/CPU agreement");
   add_frc_bench_options(*frc_cmd, frc);
 
+  PostprocessBenchOptions postprocess;
+  auto* postprocess_cmd = cli.add_subcommand(
+      "postprocess", "fit2d undrift, link and render against a known truth: drift error of RCC, markers and "
+                     "combined; link recall; render time for 10^5-10^8 localizations");
+  add_postprocess_bench_options(*postprocess_cmd, postprocess);
+
   app.set_footer(
       "Examples:\n"
       "  bench simulate movie -o movie.tif --frames 500    a movie, its camera (movie.yaml) and movie_truth.csv\n"
@@ -84,6 +91,9 @@ int main(int argc, char** argv) {
       "  bench localize --devices cpu,cuda:0               fit2d end to end on a 10,000-frame 256x256 stack\n"
       "  bench frc --sizes 256,1024 --json frc.json        FRC runtime on every device, GPU vs CPU agreement\n"
       "  bench io --pages 100000                           TIFF indexing and reading speed\n"
+      "  bench postprocess --json post.json                drift error (RCC, markers, combined) on 10^6 simulated\n"
+      "                                                    localizations in 20,000 frames, link recall, render time\n"
+      "  bench simulate movie --drift-linear 20 --drift-walk 0.1 --structure rings   + movie_drift.csv, _emitters.csv\n"
       "  bench smre --json smre.json --images smre-img     SMRE runtime (the paper's Fig. 8), quality, stack rate\n"
       "  bench sofi --json sofi.json --images sofi-img     SOFI resolution by FRC with/without SMRE; frames/s");
   return app.run(argc, argv, [&](ToolContext& ctx) {
@@ -100,6 +110,7 @@ int main(int argc, char** argv) {
       return run_sofi_bench(sofi, seed, static_cast<int>(ctx.params.get_int("repeats")), ctx.quiet, std::cout);
     if (*frc_cmd) return run_frc_bench(frc, seed, static_cast<int>(ctx.params.get_int("repeats")), ctx.quiet, std::cout);
     if (*io_cmd) return run_io_bench(io, ctx.params.get_int("repeats"), std::cout);
+    if (*postprocess_cmd) return run_postprocess_bench(postprocess, seed, ctx.quiet, std::cout);
     throw UsageError("command line", "choose what to run: bench simulate movie|spots|blinking, bench fit2d, bench localize, bench roi, bench io, bench smre (see bench --help)");
   });
 }

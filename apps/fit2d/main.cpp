@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
               "fit2d: localize single molecules in a camera stack (TIFF/BigTIFF, HDF5 file.h5:/dataset, Picasso .raw):\n"
               "find spots, fit each with a 2D Gaussian (implicit-amplitude Levenberg-Marquardt) on the GPU when there\n"
               "is one, and write ThunderSTORM CSV (.csv) or Picasso HDF5 (.hdf5 + .yaml). --track follows fiducial\n"
-              "markers and writes the drift.",
+              "markers and writes the drift. --undrift, --link and --render then run the subcommands of those names\n"
+              "on the result, each on the previous step's file (OUT, OUT_undrift, ..._link, <last>.tif + .png).",
               fit2d_schema());
   Fit2dOptions o;
   auto& cli = app.cli();
@@ -66,7 +67,8 @@ int main(int argc, char** argv) {
   merge_cmd->add_flag("--series", merge.series,
                       "Parts of several files (one recording split over files): frames are numbered on from file to "
                       "file, in the order the parts are given");
-  merge_cmd->add_flag("--track", merge.track, "Track fiducial markers in the merged localizations (as fit2d --track)");
+  merge_cmd->add_flag("--track", merge.track, "Track fiducial markers in the merged localizations (as fit2d --track); "
+                                              "--undrift, --link and --render work on the merged file as on fit2d's");
   Fit2dCalibrateOptions calibrate;
   auto* calibrate_cmd = cli.add_subcommand(
       "calibrate", "Astigmatic 3D calibration from a bead z-stack: elliptical fits of the beads of every frame, "
@@ -101,25 +103,16 @@ int main(int argc, char** argv) {
   add_locs_input(link_cmd, link.input, link.pixel_size_nm,
                  "Localizations sorted by frame: ours, Picasso's or ThunderSTORM's");
   add_locs_output(link_cmd, link.output, link.format, "Linked localizations");
-  link_cmd->add_option("--radius", link.radius,
-                       "30nm, 0.3px, or 5x (times the larger precision of the two: 5x splits 0.2 % of a blink's "
-                       "pairs, 3x 11 %)")
-      ->default_val(link.radius);
-  link_cmd->add_option("--max-dark", link.max_dark, "frames a blink may be missed and still continue")
-      ->default_val(link.max_dark)
-      ->check(CLI::Range(0, 1000000));
+  app.bind(link_cmd, "--radius", "Link/radius");
+  app.bind(link_cmd, "--max-dark", "Link/max dark");
   Fit2dRenderOptions render;
   auto* render_cmd = cli.add_subcommand(
       "render", "The super-resolution picture: a Gaussian (sigma = each localization's precision) or histogram "
                 "rendering as a float32 TIFF with the pixel size in its metadata, and a PNG preview with a scale bar");
   add_locs_input(render_cmd, render.input, render.pixel_size_nm, "Localizations: ours, Picasso's or ThunderSTORM's");
   render_cmd->add_option("-o,--output", render.output, "The picture: .tif (or .h5)")->required()->type_name("IMAGE");
-  render_cmd->add_option("--pixel", render.pixel_nm, "rendered pixel, nm")
-      ->default_val(render.pixel_nm)
-      ->check(CLI::PositiveNumber);
-  render_cmd->add_option("--mode", render.mode, "gaussian or histogram")
-      ->default_val(render.mode)
-      ->check(CLI::IsMember({"gaussian", "histogram"}));
+  app.bind(render_cmd, "--pixel", "Render/pixel");
+  app.bind(render_cmd, "--mode", "Render/mode");
   render_cmd->add_option("--png", render.png, "the preview [default: IMAGE with .png]")->type_name("FILE");
   Fit2dUndriftOptions undrift;
   auto* undrift_cmd = cli.add_subcommand(
@@ -128,29 +121,32 @@ int main(int argc, char** argv) {
                  "and OUT_drift.png");
   add_locs_input(undrift_cmd, undrift.input, undrift.pixel_size_nm, "Localizations: ours, Picasso's or ThunderSTORM's");
   add_locs_output(undrift_cmd, undrift.output, undrift.format, "Undrifted localizations");
-  undrift_cmd->add_option("--method", undrift.method,
-                          "rcc; fiducial (markers found as by --track, smoothed); combined (RCC plus the markers' "
-                          "smoothed difference from it: the drift faster than the segments)")
-      ->default_val(undrift.method)
-      ->check(CLI::IsMember({"rcc", "fiducial", "combined"}));
-  undrift_cmd->add_option("--segment", undrift.segment, "frames per RCC segment")
-      ->default_val(undrift.segment)
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
-  undrift_cmd->add_option("--pixel", undrift.grid_pixel_nm, "RCC grid pixel, nm [default: a fifth of the camera pixel]")
-      ->check(CLI::PositiveNumber);
-  undrift_cmd->add_option("--max-grid", undrift.max_grid,
-                          "largest RCC grid side, pixels (the pixel grows beyond it; memory: segments x grid x 8 bytes)")
-      ->default_val(undrift.max_grid)
-      ->check(CLI::Range(std::int64_t{64}, std::int64_t{32768}));
-  undrift_cmd->add_option("--max-drift", undrift.max_drift_nm, "largest drift between two segments, nm")
-      ->default_val(undrift.max_drift_nm)
-      ->check(CLI::PositiveNumber);
-  undrift_cmd->add_option("--max-error", undrift.max_error_nm,
-                          "drop RCC pairs that disagree with the solution by more, nm [default: 4 robust sigma]")
-      ->check(CLI::PositiveNumber);
-  undrift_cmd->add_option("--smooth", undrift.smooth, "frames of the markers' robust smoothing window")
-      ->default_val(undrift.smooth)
-      ->check(CLI::Range(std::int64_t{3}, std::int64_t{1} << 40));
+  app.bind(undrift_cmd, "--method", "Undrift/method");
+  app.bind(undrift_cmd, "--segment", "Undrift/segment");
+  app.bind(undrift_cmd, "--pixel", "Undrift/pixel");
+  app.bind(undrift_cmd, "--max-grid", "Undrift/max grid");
+  app.bind(undrift_cmd, "--max-drift", "Undrift/max drift");
+  app.bind(undrift_cmd, "--max-error", "Undrift/max error");
+  app.bind(undrift_cmd, "--smooth", "Undrift/smooth");
+  // The same steps behind the localization, in one run (fit2d/postprocess.hpp: the files and their names).
+  app.bind_flag("--undrift", "Postprocess/undrift",
+                "then correct the drift of OUT as fit2d undrift does: OUT_undrift and its _drift.txt/.csv/.png");
+  app.bind_flag("--link", "Postprocess/link",
+                "then merge each blink of the last file as fit2d link does: <last>_link");
+  app.bind_flag("--render", "Postprocess/render",
+                "then render the last file as fit2d render does: <last>.tif (float32, pixel size in the metadata) "
+                "and <last>.png (preview with a scale bar); needs the camera's pixel size");
+  app.bind("--undrift-method", "Undrift/method");
+  app.bind("--undrift-segment", "Undrift/segment");
+  app.bind("--undrift-pixel", "Undrift/pixel");
+  app.bind("--undrift-max-grid", "Undrift/max grid");
+  app.bind("--undrift-max-drift", "Undrift/max drift");
+  app.bind("--undrift-max-error", "Undrift/max error");
+  app.bind("--undrift-smooth", "Undrift/smooth");
+  app.bind("--link-radius", "Link/radius");
+  app.bind("--link-max-dark", "Link/max dark");
+  app.bind("--render-pixel", "Render/pixel");
+  app.bind("--render-mode", "Render/mode");
   app.bind("--baseline", "Camera/Baseline");
   app.bind("--sensitivity", "Camera/Sensitivity");
   app.bind("--gain", "Camera/Gain");
@@ -176,6 +172,10 @@ int main(int argc, char** argv) {
       "  fit2d link locs.hdf5 -o linked.hdf5 --radius 5x --max-dark 1   one localization per blink\n"
       "  fit2d render locs.hdf5 -o picture.tif --pixel 10   the picture (+ picture.png with a scale bar)\n"
       "  fit2d undrift locs.hdf5 -o undrifted.hdf5 --segment 500   RCC drift correction (+ _drift.txt/.csv/.png)\n"
+      "  fit2d movie.tif -o locs.hdf5 --undrift --link --render   the pipeline in one run: locs.hdf5,\n"
+      "      locs_undrift.hdf5 (+ _drift.txt/.csv/.png), locs_undrift_link.hdf5, locs_undrift_link.tif/.png\n"
+      "      (options of each step: --undrift-segment 500, --link-radius 3x, --render-pixel 5, ...; or the\n"
+      "      Undrift, Link and Render subsections of a parameter file: fit2d --print-params)\n"
       "  fit2d live.tif --roi markers.txt --stream        per-frame drift for a stage controller\n"
       "  fit2d --params params/fit2d.prm stack.tif        camera and filters from a file\n"
       "  fit2d --print-params > my.prm                    every parameter with its default\n"

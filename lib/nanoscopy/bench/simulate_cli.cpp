@@ -15,6 +15,7 @@
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/io/table_writer.hpp"
+#include "nanoscopy/loc/undrift/drift_files.hpp"
 
 namespace nanoscopy {
 
@@ -31,11 +32,29 @@ void add_movie_options(CLI::App& cmd, MovieCliOptions& o) {
   cmd.add_option("--psf-sigma", s.psf_sigma, "PSF standard deviation in pixels")->default_val(s.psf_sigma)->check(CLI::PositiveNumber);
   cmd.add_option("--background", s.background, "background photons per pixel")->default_val(s.background)->check(CLI::NonNegativeNumber);
   cmd.add_option("--pixel-size", s.pixel_size_nm, "pixel size in nm")->default_val(s.pixel_size_nm)->check(CLI::PositiveNumber);
-  cmd.add_option("--structure", s.structure, "emitter positions: random, or a grid")->default_val(s.structure)
-      ->check(CLI::IsMember({"random", "grid"}));
+  cmd.add_option("--structure", s.structure,
+                 "emitter positions: random, a grid, straight filaments (lines, like microtubules) or circles "
+                 "(rings, like nuclear pores); the positions are written to STEM_emitters.csv")
+      ->default_val(s.structure)->check(CLI::IsMember({"random", "grid", "lines", "rings"}));
+  cmd.add_option("--filaments", s.filaments, "lines: number of filaments (0: one per 40 emitters)")
+      ->default_val(s.filaments)->check(CLI::Range(0, 1000000));
+  cmd.add_option("--rings", s.rings, "rings: number of rings (0: one per 12 emitters)")->default_val(s.rings)
+      ->check(CLI::Range(0, 1000000));
+  cmd.add_option("--ring-radius-min", s.ring_radius_min_nm, "rings: smallest radius, nm")
+      ->default_val(s.ring_radius_min_nm)->check(CLI::PositiveNumber);
+  cmd.add_option("--ring-radius-max", s.ring_radius_max_nm, "rings: largest radius, nm")
+      ->default_val(s.ring_radius_max_nm)->check(CLI::PositiveNumber);
   cmd.add_option("--markers", s.markers, "fiducial markers: always on, 3x as bright")->default_val(s.markers)->check(CLI::Range(0, 100000));
   cmd.add_option("--drift-x", s.drift_x, "stage drift in x, px per frame")->default_val(s.drift_x);
   cmd.add_option("--drift-y", s.drift_y, "stage drift in y, px per frame")->default_val(s.drift_y);
+  cmd.add_option("--drift-linear", s.drift.linear_nm,
+                 "steady drift, nm per 1000 frames, in the direction --drift-angle; the whole drift (with "
+                 "--drift-walk, --drift-x/y) is written to STEM_drift.csv")
+      ->default_val(s.drift.linear_nm);
+  cmd.add_option("--drift-angle", s.drift.angle_deg, "direction of --drift-linear, degrees from +x towards +y")
+      ->default_val(s.drift.angle_deg);
+  cmd.add_option("--drift-walk", s.drift.walk_nm, "random-walk drift, nm per sqrt(frame) on each axis")
+      ->default_val(s.drift.walk_nm)->check(CLI::NonNegativeNumber);
   // The camera.
   cmd.add_option("--camera", s.camera,
                  "poisson: shot noise only, ADU = baseline + e-/sensitivity; emccd: + gamma EM gain (excess noise 2) "
@@ -114,8 +133,11 @@ void run_simulate_movie(MovieCliOptions o, std::uint64_t seed, bool quiet) {
   o.settings.seed = seed;
   resolve_movie_options(o);
   const auto& s = o.settings;
+  if (s.ring_radius_min_nm > s.ring_radius_max_nm)
+    throw UsageError("--ring-radius-min", "is larger than --ring-radius-max");
   OutputGroup outputs;  // the movie, its camera, maps, calibration and truth appear together
-  const auto truth = simulate_movie(s, o.output);
+  MovieTruthExtras extras;
+  const auto truth = simulate_movie(s, o.output, &extras);
   const std::filesystem::path out(o.output);
   const std::string software = std::string("nanoscopy bench simulate movie ") + NANOSCOPY_VERSION;
   std::string maps_path, calibration_path;
@@ -183,13 +205,37 @@ void run_simulate_movie(MovieCliOptions o, std::uint64_t seed, bool quiet) {
   }
   table->append(rows);
   table->finish();
+  // The emitters where they are without drift (the sample's structure), in the same conventions.
+  const auto emitters_path = sibling_path(out, "_emitters.csv");
+  {
+    std::vector<Column> emitter_columns = {
+        {"id", ColumnType::f64}, {"x [nm]", ColumnType::f64}, {"y [nm]", ColumnType::f64}, {"marker", ColumnType::u32}};
+    if (s.astigmatism) emitter_columns.push_back({"z [nm]", ColumnType::f64});
+    auto emitters = create_csv_writer(emitters_path, emitter_columns);
+    std::vector<double> emitter_rows;
+    double emitter_id = 0;
+    for (const MovieEmitter& e : extras.emitters) {
+      emitter_rows.insert(emitter_rows.end(), {++emitter_id, (e.x + 0.5) * s.pixel_size_nm,
+                                               (e.y + 0.5) * s.pixel_size_nm, e.marker ? 1.0 : 0.0});
+      if (s.astigmatism) emitter_rows.push_back(e.z);
+    }
+    emitters->append(emitter_rows);
+    emitters->finish();
+  }
+  // The drift that moved them, as fit2d undrift writes its estimate (frame from 0, dx [nm], dy [nm]).
+  std::string drift_path;
+  if (s.drift.any() || s.drift_x != 0 || s.drift_y != 0) {
+    drift_path = sibling_path(out, "_drift.csv");
+    write_undrift_csv(drift_path, extras.drift, s.pixel_size_nm, false);
+  }
   outputs.commit();
   if (!quiet)
     std::cerr << "wrote " << o.output << " (" << s.frames << " frames of " << s.width << "x" << s.height << ", "
               << truth.size() << (s.z_stack ? " bead images" : " emitter images") << "), its camera " << yaml_path
               << (maps_path.empty() ? "" : ", maps " + maps_path)
-              << (calibration_path.empty() ? "" : ", calibration " + calibration_path) << " and truth " << truth_path
-              << " (ThunderSTORM CSV: frames from 1, nm)\n";
+              << (calibration_path.empty() ? "" : ", calibration " + calibration_path) << ", truth " << truth_path
+              << " (ThunderSTORM CSV: frames from 1, nm), emitters " << emitters_path
+              << (drift_path.empty() ? "" : ", drift " + drift_path + " (frames from 0, nm)") << "\n";
 }
 
 void add_blinking_options(CLI::App& cmd, BlinkingCliOptions& o) {

@@ -56,6 +56,11 @@ ToolApp::ToolApp(std::string tool, std::string description, const Schema& schema
 void ToolApp::set_footer(const std::string& text) { app_.footer(text + "\n\n" + exit_code_help()); }
 
 CLI::Option* ToolApp::bind(const std::string& flags, const std::string& path, const std::string& help) {
+  return bind(&app_, flags, path, help);
+}
+
+CLI::Option* ToolApp::bind(CLI::App* subcommand, const std::string& flags, const std::string& path,
+                           const std::string& help) {
   const ParamSpec* spec = schema_.find(path);
   if (!spec) throw std::logic_error("option " + flags + " bound to unknown parameter " + path);
   auto binding = std::make_unique<Binding>();
@@ -63,7 +68,7 @@ CLI::Option* ToolApp::bind(const std::string& flags, const std::string& path, co
   binding->is_flag = false;
   std::string text = help.empty() ? spec->doc : help;
   text += " [param '" + path + "']";
-  binding->option = app_.add_option(flags, binding->value, text)->default_str(spec->default_value);
+  binding->option = subcommand->add_option(flags, binding->value, text)->default_str(spec->default_value);
   auto* option = binding->option;
   bindings_.push_back(std::move(binding));
   return option;

@@ -34,6 +34,9 @@ class ToolApp {
   // An option whose value overrides parameter `path` (help text defaults to the
   // parameter's doc and shows its default).
   CLI::Option* bind(const std::string& flags, const std::string& path, const std::string& help = "");
+  // The same on a subcommand (fit2d undrift --segment and fit2d --undrift-segment set one parameter).
+  CLI::Option* bind(CLI::App* subcommand, const std::string& flags, const std::string& path,
+                    const std::string& help = "");
   // A flag that sets boolean parameter `path` to true.
   // A flag that sets the boolean parameter `path` to `value` ("true", or "false" for
   // the flag that turns a default on off).

@@ -5,6 +5,7 @@
 #include "nanoscopy/cluster/frame_job.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/fit2d/localize_job.hpp"
+#include "nanoscopy/fit2d/postprocess.hpp"
 #include "nanoscopy/fit2d/roi_mode.hpp"
 #include "nanoscopy/fit2d/settings.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
@@ -18,11 +19,22 @@ void run_fit2d_cli(const Fit2dOptions& options, ToolContext& ctx, std::ostream& 
   const StackInfo& info = reader->info();
   const auto range = ctx.frames.resolve(info.frames, info.path);
   const Fit2dSetup setup = fit2d_setup(ctx.params, info, options.regions_file, ctx.quiet);
+  const Fit2dPostprocess post = fit2d_postprocess(ctx.params);
+  if (post.any() && !options.roi_file.empty())
+    throw UsageError("--roi", "follows fixed markers and writes no localizations to undrift, link or render");
   if (!options.roi_file.empty()) return run_roi_mode(options, ctx, *reader, range, setup.settings, out);
 
   const FrameJob job = make_frame_job(range, options.partial, ctx.device);
   if (job.part() && options.track)
     throw UsageError("--partial", "markers are tracked over the whole stack: give --track to fit2d merge");
+  if (job.part() && post.any())
+    throw UsageError("--partial", "a part holds some of the frames: give --undrift, --link or --render to fit2d merge");
+  // Before hours of fitting, not after: every step's parameters, the RCC segments, the pixel size.
+  if (post.any()) {
+    bool pixel_size_known = ctx.params.source("Camera/Pixelsize").file != "default";
+    for (const auto& key : setup.camera_from_movie) pixel_size_known |= key == "Pixelsize";
+    check_fit2d_postprocess(post, ctx.params, range.count(), setup.settings.camera.pixel_size_nm, pixel_size_known);
+  }
   Fit2dLocalizeJob localize(options, ctx, job, *reader, setup, start, out);
   localize.open_output();
   run_frame_job(job, localize.hooks());

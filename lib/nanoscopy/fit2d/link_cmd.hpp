@@ -7,20 +7,25 @@
 #include <string>
 
 #include "nanoscopy/cli/tool_app.hpp"
+#include "nanoscopy/loc/link.hpp"
+#include "nanoscopy/params/params.hpp"
 
 namespace nanoscopy {
 
 struct Fit2dLinkOptions {
   std::string input;
   std::string output;
-  std::string radius = "5x";  // "30nm", "0.3px", or "5x" (times the precision; see LinkSettings)
-  int max_dark = 1;
   std::string format;
   double pixel_size_nm = 0;
 };
 
-// Prints the groups made. UsageError for a radius that is none of the three
-// forms; InputError for an unreadable input.
+// The Link section of fit2d's parameters (fit2d link --radius, --max-dark; fit2d --link-radius,
+// --link-max-dark; a parameter file) for localizations of `pixel_size_nm`. UsageError naming the
+// parameter's source for a radius that is none of the three forms.
+LinkSettings link_step_settings(const Params& p, double pixel_size_nm);
+
+// Reads `input`, links it with ctx.params' Link section and writes OUTPUT; prints the groups made.
+// InputError for an unreadable input.
 void run_fit2d_link(const Fit2dLinkOptions& options, ToolContext& ctx, std::ostream& out);
 
 }  // namespace nanoscopy

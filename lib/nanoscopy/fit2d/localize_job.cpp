@@ -10,6 +10,7 @@
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/fit2d/partial.hpp"
+#include "nanoscopy/fit2d/postprocess.hpp"
 #include "nanoscopy/io/table_writer.hpp"
 
 namespace nanoscopy {
@@ -29,8 +30,7 @@ void Fit2dLocalizeJob::open_output() {
   const Params& p = ctx_.params;
   const fs::path input_path(info_.path);
   const std::string output = options_.output.empty() ? sibling_path(input_path, "_locs.hdf5") : options_.output;
-  const std::string format = p.get_string("Output/format") == "auto" ? "" : p.get_string("Output/format");
-  sink_ = std::make_unique<Fit2dOutput>(output, format, wctx_, options_.track, p, info_.path);
+  sink_ = std::make_unique<Fit2dOutput>(output, output_format(p), wctx_, options_.track, p, info_.path);
   // movie.tif -o movie.csv would put the localizations' .yaml over the movie's own.
   for (const auto& file : sink_->writer().files())
     if (!info_.metadata_path.empty() && fs::weakly_canonical(file) == fs::weakly_canonical(info_.metadata_path))
@@ -130,6 +130,11 @@ void Fit2dLocalizeJob::write_output(const Fit2dResult& r) {
   out_ << "  time:               " << std::setprecision(3) << summary.seconds << " s, " << std::setprecision(4)
        << static_cast<double>(summary.frames) / summary.seconds << " frames/s (reading took " << std::setprecision(3)
        << summary.read_seconds << " s)\n";
+  // --undrift, --link, --render: on the file just written, as the subcommands would be run on it.
+  const Fit2dPostprocess post = fit2d_postprocess(ctx_.params);
+  if (post.any())
+    run_fit2d_postprocess(post, sink_->writer().files().front(), output_format(ctx_.params), camera.pixel_size_nm,
+                          ctx_, out_);
 }
 
 }  // namespace nanoscopy

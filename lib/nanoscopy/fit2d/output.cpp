@@ -11,23 +11,14 @@
 
 namespace nanoscopy {
 
-TrackSettings tracking_settings(const Params& p) {
-  TrackSettings ts;
-  ts.radius = p.get_real("Tracking/radius");
-  ts.max_gap = p.get_int("Tracking/max gap");
-  ts.min_length = p.get_int("Tracking/min length");
-  ts.min_presence = p.get_real("Tracking/min presence");
-  ts.validate("Tracking");
-  return ts;
-}
-
 Fit2dOutput::Fit2dOutput(const std::string& output, const std::string& format, const LocWriterContext& context,
                          bool track, const Params& p, const std::string& where)
     : output_(output), pixel_size_nm_(context.camera.pixel_size_nm) {
   writer_ = create_localization_writer(output, format, context);
   if (!track) return;
+  const TrackSettings ts = fit2d_track_settings(p);
   track_writer_ = create_marker_track_writer(sibling_path(output, "_tracks.csv"));
-  tracker_ = std::make_unique<FiducialTracker>(tracking_settings(p), context.frames, where, marker_track_sink(*track_writer_));
+  tracker_ = std::make_unique<FiducialTracker>(ts, context.frames, where, marker_track_sink(*track_writer_));
 }
 
 Fit2dOutput::~Fit2dOutput() = default;

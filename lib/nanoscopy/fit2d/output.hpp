@@ -18,9 +18,6 @@
 
 namespace nanoscopy {
 
-// The fiducial tracker's settings from the parameter file's Tracking subsection (validated).
-TrackSettings tracking_settings(const Params& p);
-
 class Fit2dOutput {
  public:
   // Opens the outputs (checking their directories) before any work. With `track`,

@@ -10,6 +10,7 @@
 #include "nanoscopy/cluster/part_file.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/fit2d/output.hpp"
+#include "nanoscopy/fit2d/postprocess.hpp"
 
 namespace nanoscopy {
 namespace {
@@ -139,8 +140,10 @@ void run_fit2d_merge(const Fit2dMergeOptions& options, ToolContext& ctx, std::os
                                              std::to_string(part.integer("height")) + ", not " +
                                              std::to_string(context.width) + "x" + std::to_string(context.height) +
                                              " as in " + first.origin.path);
-  Fit2dOutput output(options.output, ctx.params.get_string("Output/format") == "auto" ? "" : ctx.params.get_string("Output/format"),
-                     context, options.track, ctx.params, options.output);
+  // The part files record the camera in effect, not where its pixel size came from: taken as known.
+  const Fit2dPostprocess post = fit2d_postprocess(ctx.params);
+  check_fit2d_postprocess(post, ctx.params, frames, context.camera.pixel_size_nm, true);
+  Fit2dOutput output(options.output, output_format(ctx.params), context, options.track, ctx.params, options.output);
 
   std::int64_t candidates = 0, rejected = 0;
   for (const auto& placed : order) {
@@ -160,11 +163,16 @@ void run_fit2d_merge(const Fit2dMergeOptions& options, ToolContext& ctx, std::os
   }
   output.finish();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (ctx.quiet) return;
-  out << "fit2d merge: " << parts.size() << " parts, " << frames << " frames" << (options.series ? " (series)" : "")
-      << " in " << std::fixed << std::setprecision(2) << seconds << " s\n" << std::defaultfloat;
-  print_fit2d_outputs(out, output, candidates, rejected, output.median_precision_nm(),
-                      context.camera.pixel_size_nm);
+  if (!ctx.quiet) {
+    out << "fit2d merge: " << parts.size() << " parts, " << frames << " frames" << (options.series ? " (series)" : "")
+        << " in " << std::fixed << std::setprecision(2) << seconds << " s\n" << std::defaultfloat;
+    print_fit2d_outputs(out, output, candidates, rejected, output.median_precision_nm(),
+                        context.camera.pixel_size_nm);
+  }
+  // --undrift, --link, --render on the merged file, as on one run's output.
+  if (post.any())
+    run_fit2d_postprocess(post, output.writer().files().front(), output_format(ctx.params),
+                          context.camera.pixel_size_nm, ctx, out);
 }
 
 }  // namespace nanoscopy

@@ -11,20 +11,24 @@
 #include "nanoscopy/io/image_png.hpp"
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/loc/formats/loc_formats.hpp"
-#include "nanoscopy/loc/render.hpp"
 
 namespace nanoscopy {
 
-void run_fit2d_render(const Fit2dRenderOptions& o, ToolContext&, std::ostream& out) {
+RenderSettings render_step_settings(const Params& p) {
+  RenderSettings s;
+  s.pixel_nm = p.get_real("Render/pixel");
+  s.mode = p.get_string("Render/mode") == "histogram" ? RenderMode::histogram : RenderMode::gaussian;
+  return s;
+}
+
+void run_fit2d_render(const Fit2dRenderOptions& o, ToolContext& ctx, std::ostream& out) {
   LocReadOptions read;
   read.pixel_size_nm = o.pixel_size_nm;
   const LocalizationFile file = read_localization_file(o.input, read);
   if (!(file.pixel_size_nm > 0)) throw UsageError(o.input, "the file does not say its pixel size: give --pixel-size");
   if (file.locs.empty()) throw InputError(o.input, "no localizations to render");
-  RenderSettings s;
+  RenderSettings s = render_step_settings(ctx.params);
   s.camera_px_nm = file.pixel_size_nm;
-  s.pixel_nm = o.pixel_nm;
-  s.mode = o.mode == "histogram" ? RenderMode::histogram : RenderMode::gaussian;
   // The field: the camera frame from the file's .yaml, else the localizations' extent.
   const LocWriterContext field = writer_context(file, "");
   s.field_width_px = field.width;
@@ -37,19 +41,19 @@ void run_fit2d_render(const Fit2dRenderOptions& o, ToolContext&, std::ostream& o
   meta.height = image.height;
   meta.frames = 1;
   meta.type = PixelType::f32;
-  meta.pixel_size_nm = o.pixel_nm;
+  meta.pixel_size_nm = s.pixel_nm;
   meta.software = std::string("nanoscopy fit2d render ") + NANOSCOPY_VERSION;
   OutputGroup outputs;  // the picture and its preview appear together
   auto writer = create_image_writer(o.output, meta);
   writer->write(image.pixels.data(), 1);
   writer->close();
   double bar_nm = 0;
-  const auto preview = preview_with_scale_bar(image, o.pixel_nm, bar_nm);
+  const auto preview = preview_with_scale_bar(image, s.pixel_nm, bar_nm);
   write_gray_png(png, image.width, image.height, preview, 0.0, 100.0);
   outputs.commit();
   out << "fit2d render: " << o.input << ": " << image.rendered << " of " << file.locs.size() << " localizations, "
       << (s.mode == RenderMode::histogram ? "histogram" : "Gaussian (sigma = precision)") << ", " << image.width << " x "
-      << image.height << " pixels of " << o.pixel_nm << " nm\n"
+      << image.height << " pixels of " << s.pixel_nm << " nm\n"
       << "  wrote " << o.output << " (float32, pixel size in the metadata) and " << png << " (preview, scale bar "
       << bar_nm << " nm)\n";
 }

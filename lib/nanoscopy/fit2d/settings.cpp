@@ -143,6 +143,21 @@ std::vector<std::pair<std::string, std::string>> provenance(const Params& p, con
 
 }  // namespace
 
+std::string output_format(const Params& p) {
+  const std::string format = p.get_string("Output/format");
+  return format == "auto" ? "" : format;
+}
+
+TrackSettings fit2d_track_settings(const Params& p) {
+  TrackSettings ts;
+  ts.radius = p.get_real("Tracking/radius");
+  ts.max_gap = p.get_int("Tracking/max gap");
+  ts.min_length = p.get_int("Tracking/min length");
+  ts.min_presence = p.get_real("Tracking/min presence");
+  ts.validate("Tracking");
+  return ts;
+}
+
 std::string fit2d_parameter_fingerprint(const Params& p, const Camera& camera, const std::string& regions_file) {
   Fnv f;
   for (const auto& [key, value] : provenance(p, ""))
@@ -209,9 +224,15 @@ LocWriterContext fit2d_writer_context(const Params& p, const StackInfo& info, co
   wctx.three_d = settings.fit.model == ShapeModel::astigmatic;
   wctx.likelihood = settings.fit.estimator == Estimator::mle;
   // The camera in effect is written once, under Picasso's names (Pixelsize, Baseline, ...): the
-  // Camera/ parameters are left out of the provenance so the two never disagree.
+  // Camera/ parameters are left out of the provenance so the two never disagree. The postprocessing
+  // steps' parameters belong to the files those steps write (each records its own), not to the fit's.
+  const auto fit_parameter = [](const std::string& key) {
+    for (const char* section : {"Camera/", "Postprocess/", "Undrift/", "Link/", "Render/"})
+      if (key.rfind(section, 0) == 0) return false;
+    return true;
+  };
   for (auto& entry : provenance(p, info.path))
-    if (entry.first.rfind("Camera/", 0) != 0) wctx.parameters.push_back(std::move(entry));
+    if (fit_parameter(entry.first)) wctx.parameters.push_back(std::move(entry));
   return wctx;
 }
 

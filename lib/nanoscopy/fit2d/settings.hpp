@@ -10,6 +10,7 @@
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/loc/formats/loc_formats.hpp"
 #include "nanoscopy/loc/pipeline.hpp"
+#include "nanoscopy/loc/track/track.hpp"
 #include "nanoscopy/params/params.hpp"
 
 namespace nanoscopy {
@@ -28,6 +29,12 @@ Fit2dSetup fit2d_setup(const Params& p, const StackInfo& info, const std::string
 
 // What the localization file records besides the rows: the movie, the camera and every parameter.
 LocWriterContext fit2d_writer_context(const Params& p, const StackInfo& info, const PipelineSettings& settings);
+
+// Output/format as create_localization_writer takes it ("" for auto: by the extension).
+std::string output_format(const Params& p);
+
+// The Tracking section (fit2d --track, fit2d undrift --method fiducial|combined); UsageError naming it.
+TrackSettings fit2d_track_settings(const Params& p);
 
 // What shapes the localizations (not where they are written): parts made with
 // different values must not be merged.

@@ -8,7 +8,7 @@
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
-#include "nanoscopy/fit2d/output.hpp"
+#include "nanoscopy/fit2d/settings.hpp"
 #include "nanoscopy/loc/formats/loc_formats.hpp"
 #include "nanoscopy/loc/undrift/drift_files.hpp"
 #include "nanoscopy/loc/undrift/fiducial.hpp"
@@ -25,13 +25,47 @@ double rms_nm(const std::vector<double>& v, double pixel_nm) {
 
 }  // namespace
 
+UndriftStepSettings undrift_step_settings(const Params& p) {
+  UndriftStepSettings s;
+  s.method = p.get_string("Undrift/method");
+  s.segment = p.get_int("Undrift/segment");
+  s.grid_pixel_nm = p.get_real("Undrift/pixel");
+  s.max_grid = p.get_int("Undrift/max grid");
+  s.max_drift_nm = p.get_real("Undrift/max drift");
+  s.max_error_nm = p.get_real("Undrift/max error");
+  s.smooth = p.get_int("Undrift/smooth");
+  // The schema's ranges hold these already; the checks here name the source for a caller that built Params
+  // by other means.
+  if (s.method != "rcc" && s.method != "fiducial" && s.method != "combined")
+    throw UsageError(p.source("Undrift/method").describe(), "'" + s.method + "': rcc, fiducial or combined");
+  if (s.segment < 1)
+    throw UsageError(p.source("Undrift/segment").describe(), "a segment must hold at least one frame");
+  if (s.smooth < 3)
+    throw UsageError(p.source("Undrift/smooth").describe(), "the smoothing window must be at least 3 frames");
+  if (s.markers()) s.track = fit2d_track_settings(p);
+  return s;
+}
+
+RccSettings rcc_step_settings(const UndriftStepSettings& us, double pixel_size_nm, bool quiet) {
+  RccSettings s;
+  s.segment_frames = us.segment;
+  s.pixel_px = us.grid_pixel_nm > 0 ? us.grid_pixel_nm / pixel_size_nm : 0.2;
+  s.max_grid = us.max_grid;
+  s.max_drift_px = us.max_drift_nm / pixel_size_nm;
+  s.max_error_px = us.max_error_nm / pixel_size_nm;
+  s.quiet = quiet;
+  s.validate();
+  return s;
+}
+
+void check_undrift_frames(const UndriftStepSettings& settings, std::int64_t frames, const std::string& where) {
+  if (settings.rcc()) static_cast<void>(rcc_segments(frames, settings.segment, where));
+}
+
 void run_fit2d_undrift(const Fit2dUndriftOptions& o, ToolContext& ctx, std::ostream& out) {
-  if (o.method != "rcc" && o.method != "fiducial" && o.method != "combined")
-    throw UsageError("--method", "'" + o.method + "': rcc, fiducial or combined");
-  const bool rcc = o.method != "fiducial", markers = o.method != "rcc";
-  if (o.segment < 1) throw UsageError("--segment", "a segment must hold at least one frame");
-  if (o.smooth < 3) throw UsageError("--smooth", "the smoothing window must be at least 3 frames");
-  const TrackSettings track = markers ? tracking_settings(ctx.params) : TrackSettings{};
+  const UndriftStepSettings us = undrift_step_settings(ctx.params);
+  const std::string& method = us.method;
+  const bool rcc = us.rcc(), markers = us.markers();
   loc_format_for(o.output, o.format);  // an unknown format fails before the reading
 
   LocReadOptions read;
@@ -46,44 +80,35 @@ void run_fit2d_undrift(const Fit2dUndriftOptions& o, ToolContext& ctx, std::ostr
 
   RccResult r;
   if (rcc) {
-    RccSettings s;
-    s.segment_frames = o.segment;
-    s.pixel_px = o.grid_pixel_nm > 0 ? o.grid_pixel_nm / px : 0.2;
-    if (o.grid_pixel_nm < 0) throw UsageError("--pixel", "the grid pixel must be > 0 nm");
-    s.max_grid = o.max_grid;
-    s.max_drift_px = o.max_drift_nm / px;
-    s.max_error_px = o.max_error_nm / px;
-    s.quiet = ctx.quiet;
-    s.validate();
-    r = undrift_rcc(file.locs, frames, s, o.input,
+    r = undrift_rcc(file.locs, frames, rcc_step_settings(us, px, ctx.quiet), o.input,
                     [&](const CorrelationGeometry& g) { return make_correlation_engine(ctx.device, g); });
   }
   FiducialDrift f;
-  if (markers) f = fiducial_drift(file.locs, frames, track, o.smooth, o.input);
-  const DriftTrace drift = o.method == "rcc" ? r.trace : o.method == "fiducial" ? f.smooth : combine_drift(r.trace, f.raw, o.smooth);
+  if (markers) f = fiducial_drift(file.locs, frames, us.track, us.smooth, o.input);
+  const DriftTrace drift = method == "rcc" ? r.trace : method == "fiducial" ? f.smooth : combine_drift(r.trace, f.raw, us.smooth);
 
   apply_drift(file.locs, drift);
   LocWriterContext context = writer_context(file, "nanoscopy fit2d undrift");
   context.frames = std::max(context.frames, frames);
-  context.parameters = {{"Input file", o.input}, {"Undrift method", o.method}};
-  if (rcc) context.parameters.push_back({"Undrift segmentation", std::to_string(o.segment)});
-  if (markers) context.parameters.push_back({"Undrift smoothing", std::to_string(o.smooth)});
+  context.parameters = {{"Input file", o.input}, {"Undrift method", method}};
+  if (rcc) context.parameters.push_back({"Undrift segmentation", std::to_string(us.segment)});
+  if (markers) context.parameters.push_back({"Undrift smoothing", std::to_string(us.smooth)});
   const std::string txt = sibling_path(o.output, "_drift.txt"), csv = sibling_path(o.output, "_drift.csv"),
                     png = sibling_path(o.output, "_drift.png");
   OutputGroup outputs;  // the localizations and the drift files appear together
   const LocWriteCounts counts = write_localizations(o.output, o.format, context, file.locs);
   write_picasso_drift(txt, drift);
   write_undrift_csv(csv, drift, px, markers);
-  write_drift_plot(png, "fit2d undrift (" + o.method + "): " + std::filesystem::path(o.input).filename().string(),
+  write_drift_plot(png, "fit2d undrift (" + method + "): " + std::filesystem::path(o.input).filename().string(),
                    drift, px, markers ? &f.raw : nullptr);
   outputs.commit();
 
   out << "fit2d undrift: " << o.input << ": " << file.locs.size() << " localizations in " << frames << " frames, "
-      << o.method << "\n";
+      << method << "\n";
   if (rcc) {
     std::int64_t solved = 0;
     for (const RccSegment& s : r.segments) solved += s.solved ? 1 : 0;
-    out << "  RCC:                " << r.segments.size() << " segments of ~" << o.segment << " frames (" << solved
+    out << "  RCC:                " << r.segments.size() << " segments of ~" << us.segment << " frames (" << solved
         << " solved), " << r.pairs << " pairs (" << r.pairs_dropped << " dropped as outliers, residual RMS "
         << r.rms_residual_px * px << " nm, limit " << r.threshold_px * px << " nm)\n"
         << "  grid:               " << r.geometry.width << " x " << r.geometry.height << " pixels of "
@@ -91,7 +116,7 @@ void run_fit2d_undrift(const Fit2dUndriftOptions& o, ToolContext& ctx, std::ostr
         << r.engine << "\n";
   }
   if (markers)
-    out << "  markers:            " << f.summary.markers << " (smoothed over " << o.smooth << " frames)\n";
+    out << "  markers:            " << f.summary.markers << " (smoothed over " << us.smooth << " frames)\n";
   out << "  drift RMS:          x " << rms_nm(drift.dx, px) << " nm, y " << rms_nm(drift.dy, px) << " nm\n"
       << "  wrote:              " << counts.written << " to " << o.output;
   if (counts.dropped() > 0) out << " (" << counts.dropped() << " dropped by the format's rules)";

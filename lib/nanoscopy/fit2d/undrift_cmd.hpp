@@ -10,6 +10,9 @@
 #include <string>
 
 #include "nanoscopy/cli/tool_app.hpp"
+#include "nanoscopy/loc/track/track.hpp"
+#include "nanoscopy/loc/undrift/rcc.hpp"
+#include "nanoscopy/params/params.hpp"
 
 namespace nanoscopy {
 
@@ -17,18 +20,38 @@ struct Fit2dUndriftOptions {
   std::string input;
   std::string output;
   std::string format;
-  double pixel_size_nm = 0;      // a ThunderSTORM CSV without its .yaml
-  std::string method = "rcc";    // rcc, fiducial or combined
-  std::int64_t segment = 1000;   // frames per RCC segment (Picasso's default)
-  double grid_pixel_nm = 0;      // RCC grid pixel; 0 = a fifth of the camera pixel
-  std::int64_t max_grid = 1024;  // largest grid side
-  double max_drift_nm = 3000;    // largest drift between two segments
-  double max_error_nm = 0;       // RCC pair residual limit; 0 = automatic
-  std::int64_t smooth = 100;     // frames of the markers' smoothing window
+  double pixel_size_nm = 0;  // a ThunderSTORM CSV without its .yaml
 };
 
-// UsageError for bad options or too few frames for --segment; InputError for
-// an unreadable, empty or one-localization input, or no markers (fiducial).
+// The Undrift section of fit2d's parameters (set by fit2d undrift --method, --segment, ... or by fit2d
+// --undrift-method, --undrift-segment, ..., or a parameter file), with Tracking for the markers.
+struct UndriftStepSettings {
+  std::string method = "rcc";  // rcc, fiducial or combined
+  std::int64_t segment = 1000;
+  double grid_pixel_nm = 0;    // 0: a fifth of the camera pixel
+  std::int64_t max_grid = 1024;
+  double max_drift_nm = 3000;
+  double max_error_nm = 0;     // 0: automatic
+  std::int64_t smooth = 100;
+  TrackSettings track;         // method fiducial or combined
+  bool rcc() const { return method != "fiducial"; }
+  bool markers() const { return method != "rcc"; }
+};
+
+// UsageError naming the parameter's source for a value out of place.
+UndriftStepSettings undrift_step_settings(const Params& p);
+
+// RCC's settings for localizations of `pixel_size_nm` (the nm values made px); UsageError from
+// RccSettings::validate.
+RccSettings rcc_step_settings(const UndriftStepSettings& settings, double pixel_size_nm, bool quiet);
+
+// UsageError naming `where` when `frames` cannot be cut into two RCC segments (rcc, combined); fit2d
+// checks this before it localizes, not after.
+void check_undrift_frames(const UndriftStepSettings& settings, std::int64_t frames, const std::string& where);
+
+// Reads `input`, undrifts it with ctx.params' Undrift section and writes OUTPUT and its drift files (all
+// or none); prints the summary naming every file. UsageError for too few frames for the segment;
+// InputError for an unreadable, empty or one-localization input, or no markers (fiducial).
 void run_fit2d_undrift(const Fit2dUndriftOptions& options, ToolContext& ctx, std::ostream& out);
 
 }  // namespace nanoscopy

@@ -68,7 +68,9 @@ struct Group {
 
 }  // namespace
 
-std::vector<Localization> link_localizations(const std::vector<Localization>& locs, const LinkSettings& settings) {
+std::vector<Localization> link_localizations(const std::vector<Localization>& locs, const LinkSettings& settings,
+                                             std::vector<std::int64_t>* group_of) {
+  if (group_of) group_of->assign(locs.size(), -1);
   if (settings.max_dark < 0) throw UsageError("--max-dark", "must be 0 or more frames");
   if (!(settings.radius_px != 0) || !std::isfinite(settings.radius_px))
     throw UsageError("--radius", "must be a positive distance or multiple of the precision");
@@ -119,6 +121,7 @@ std::vector<Localization> link_localizations(const std::vector<Localization>& lo
           if (d <= r && d < best_d) best_d = d, best = g;
         }
       }
+    if (group_of) (*group_of)[i] = static_cast<std::int64_t>(best);
     if (best == groups.size()) {
       Group g;
       g.first_frame = l.frame;

@@ -31,6 +31,9 @@ struct LinkSettings {
 // `locs` sorted by frame (as our files and Picasso's are); UsageError otherwise.
 // The groups come out ordered by their first frame, then by their first
 // localization's position in `locs`.
-std::vector<Localization> link_localizations(const std::vector<Localization>& locs, const LinkSettings& settings);
+// `group_of` (optional) gets, for each localization of `locs`, the index of its group in the result
+// (bench postprocess scores the groups against the true blinks with it).
+std::vector<Localization> link_localizations(const std::vector<Localization>& locs, const LinkSettings& settings,
+                                             std::vector<std::int64_t>* group_of = nullptr);
 
 }  // namespace nanoscopy

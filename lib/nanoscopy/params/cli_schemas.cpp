@@ -71,6 +71,34 @@ const Schema& fit2d_schema() {
     s.integer("Tracking/max gap", 3, 0, 1000000, "frames a marker may be missing and still continue its track");
     s.integer("Tracking/min length", 20, 1, {}, "tracks with fewer points are not markers");
     s.real("Tracking/min presence", 0.5, 0, 1, "a marker must be found in at least this fraction of the frames");
+    // The postprocessing steps (fit2d undrift, link, render), each reachable from fit2d STACK in one run
+    // (Postprocess/...) and read by the subcommands too, so a step has one set of defaults wherever it runs.
+    s.boolean("Postprocess/undrift", false,
+              "after localizing, correct the drift as fit2d undrift does (section Undrift): OUT_undrift + its "
+              "_drift.txt/.csv/.png");
+    s.boolean("Postprocess/link", false,
+              "after localizing (and undrifting), merge each blink as fit2d link does (section Link): ..._link");
+    s.boolean("Postprocess/render", false,
+              "after the other steps, render the last file's picture as fit2d render does (section Render): "
+              "<last file>.tif + .png");
+    s.choice("Undrift/method", "rcc", {"rcc", "fiducial", "combined"},
+             "rcc: redundant cross-correlation of time segments (Picasso's undrift); fiducial: the markers found as "
+             "by --track (section Tracking), smoothed; combined: RCC plus the markers' smoothed difference from it");
+    s.integer("Undrift/segment", 1000, 1, {}, "frames per RCC segment (Picasso's default 1000)");
+    s.real("Undrift/pixel", 0, 0, {}, "RCC grid pixel, nm (0: a fifth of the camera pixel)");
+    s.integer("Undrift/max grid", 1024, 64, 32768,
+              "largest RCC grid side, pixels (the pixel grows beyond it; memory: segments x grid x 8 bytes)");
+    s.positive_real("Undrift/max drift", 3000, "largest drift between two RCC segments, nm");
+    s.real("Undrift/max error", 0, 0, {},
+           "drop RCC pairs that disagree with the solution by more than this, nm (0: 4 robust sigma)");
+    s.integer("Undrift/smooth", 100, 3, {}, "frames of the markers' robust smoothing window (fiducial, combined)");
+    s.string("Link/radius", "5x",
+             "one blink's localizations lie within 30nm, 0.3px, or 5x (times the larger precision of the two: 5x "
+             "splits 0.2 % of a blink's pairs, 3x 11 %)");
+    s.integer("Link/max dark", 1, 0, 1000000, "frames a blink may be missed and still continue");
+    s.positive_real("Render/pixel", 10, "rendered pixel, nm");
+    s.choice("Render/mode", "gaussian", {"gaussian", "histogram"},
+             "gaussian: each localization a Gaussian of sigma = its precision; histogram: counts per pixel");
     return s;
   }();
   return schema;

@@ -9,6 +9,7 @@
 
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/image_writer.hpp"
+#include "nanoscopy/sim/structures.hpp"
 
 namespace nanoscopy {
 namespace {
@@ -128,7 +129,7 @@ CameraMaps simulate_camera_maps(std::int64_t width, std::int64_t height, std::ui
   return maps;
 }
 
-std::vector<EmitterTruth> simulate_movie(const MovieSettings& m, const std::string& path) {
+std::vector<EmitterTruth> simulate_movie(const MovieSettings& m, const std::string& path, MovieTruthExtras* extras) {
   check_settings(m);
   std::mt19937_64 rng(m.seed);
   // 3D: σx, σy in px from the calibration (σ in nm over this movie's pixel size).
@@ -168,8 +169,21 @@ std::vector<EmitterTruth> simulate_movie(const MovieSettings& m, const std::stri
                                                starts_on(rng), false};
   } else if (m.structure == "random") {
     for (auto& e : emitters) e = {ux(rng), uy(rng), starts_on(rng), false};
+  } else if (m.structure == "lines" || m.structure == "rings") {
+    StructureSettings st;
+    st.structure = m.structure;
+    st.x0 = st.y0 = margin;
+    st.x1 = static_cast<double>(m.width) - 1 - margin;
+    st.y1 = static_cast<double>(m.height) - 1 - margin;
+    st.pixel_size_nm = m.pixel_size_nm;
+    st.filaments = m.filaments;
+    st.rings = m.rings;
+    st.ring_radius_min_nm = m.ring_radius_min_nm;
+    st.ring_radius_max_nm = m.ring_radius_max_nm;
+    const auto points = place_emitters(st, m.emitters, rng);
+    for (std::size_t k = 0; k < points.size(); ++k) emitters[k] = {points[k].x, points[k].y, starts_on(rng), false};
   } else {
-    throw UsageError("--structure", "unknown structure '" + m.structure + "' (random or grid)");
+    throw UsageError("--structure", "unknown structure '" + m.structure + "' (random, grid, lines or rings)");
   }
   if (!m.z_stack)
     for (int k = 0; k < m.markers; ++k) emitters.push_back({ux(rng), uy(rng), true, true});
@@ -178,6 +192,17 @@ std::vector<EmitterTruth> simulate_movie(const MovieSettings& m, const std::stri
     std::mt19937_64 zrng(m.seed ^ 0x7a5e3d7a5e3d7a5eULL);
     std::uniform_real_distribution<double> uz(m.z_min_nm, m.z_max_nm);
     for (auto& e : emitters) e.z = uz(zrng);
+  }
+  DriftSimSettings drift_settings = m.drift;
+  drift_settings.seed = m.seed;
+  DriftTrace drift = simulate_drift(drift_settings, m.frames, m.pixel_size_nm);
+  for (std::int64_t t = 0; t < m.frames; ++t) {
+    drift.dx[static_cast<std::size_t>(t)] += m.drift_x * static_cast<double>(t);
+    drift.dy[static_cast<std::size_t>(t)] += m.drift_y * static_cast<double>(t);
+  }
+  if (extras) {
+    extras->emitters.clear();
+    for (const auto& e : emitters) extras->emitters.push_back({e.x, e.y, e.z, e.marker});
   }
   // Two-state Markov blinking with the requested duty cycle and on-period length.
   const double p_off = 1.0 / std::max(1.0, m.mean_on_frames);
@@ -206,7 +231,7 @@ std::vector<EmitterTruth> simulate_movie(const MovieSettings& m, const std::stri
       const std::int64_t t = t0 + b;
       auto& on_now = spots[static_cast<std::size_t>(b)];
       on_now.clear();
-      const double shift_x = m.drift_x * static_cast<double>(t), shift_y = m.drift_y * static_cast<double>(t);
+      const double shift_x = drift.dx[static_cast<std::size_t>(t)], shift_y = drift.dy[static_cast<std::size_t>(t)];
       for (auto& e : emitters) {
         if (t > 0 && !e.marker) e.on = e.on ? !std::bernoulli_distribution(p_off)(rng) : std::bernoulli_distribution(p_on)(rng);
         if (!e.on) continue;
@@ -225,6 +250,7 @@ std::vector<EmitterTruth> simulate_movie(const MovieSettings& m, const std::stri
     writer->write(frames.data(), count);
   }
   writer->close();
+  if (extras) extras->drift = std::move(drift);
   return truth;
 }
 

@@ -15,6 +15,7 @@
 
 #include "nanoscopy/core/astigmatism.hpp"
 #include "nanoscopy/core/camera_maps.hpp"
+#include "nanoscopy/sim/drift.hpp"
 
 namespace nanoscopy {
 
@@ -23,7 +24,12 @@ struct MovieSettings {
   std::int64_t width = 64;
   std::int64_t height = 64;
   int emitters = 30;
-  std::string structure = "random";  // "random" positions, or a "grid" (rows of evenly spaced emitters)
+  // "random" positions, a "grid" (rows of evenly spaced emitters), or "lines" / "rings" (filaments and
+  // circles, sim/structures.hpp, with the counts and radii below)
+  std::string structure = "random";
+  int filaments = 0;                 // lines: 0 = one per 40 emitters
+  int rings = 0;                     // rings: 0 = one per 12 emitters
+  double ring_radius_min_nm = 150, ring_radius_max_nm = 300;
   double on_fraction = 0.1;    // mean fraction of frames an emitter is on
   double mean_on_frames = 3;   // mean length of an on period
   double photons = 1500;       // photons per frame while on
@@ -36,6 +42,7 @@ struct MovieSettings {
   double marker_brightness = 3;
   double drift_x = 0;          // stage drift, px per frame: every emitter sits at (x + t·drift_x, y + t·drift_y)
   double drift_y = 0;
+  DriftSimSettings drift;      // and the imposed drift of sim/drift.hpp (linear + random walk) on top
   std::uint64_t seed = 1;
 
   // The camera after the shot noise (electrons = photons: Qe is not applied):
@@ -76,9 +83,22 @@ struct EmitterTruth {
 // 5–100× noisier.
 CameraMaps simulate_camera_maps(std::int64_t width, std::int64_t height, std::uint64_t seed);
 
+// Where each emitter is without drift, and the whole drift per frame.
+struct MovieEmitter {
+  double x, y;  // px
+  double z;     // nm (astigmatic movies)
+  bool marker;  // a fiducial marker (or a z-stack's bead)
+};
+struct MovieTruthExtras {
+  std::vector<MovieEmitter> emitters;
+  DriftTrace drift;  // px per frame: t·drift_x plus the imposed drift (an emitter at x is seen at x + dx[t])
+};
+
 // Writes the movie as uint16 TIFF (or HDF5 by extension) and returns the truth
 // (one row per emitter per frame it was on, markers included, at their drifted
-// positions). Streams in batches of frames, made in parallel.
-std::vector<EmitterTruth> simulate_movie(const MovieSettings& settings, const std::string& path);
+// positions); `extras` (optional) gets the emitters and the drift. Streams in
+// batches of frames, made in parallel.
+std::vector<EmitterTruth> simulate_movie(const MovieSettings& settings, const std::string& path,
+                                         MovieTruthExtras* extras = nullptr);
 
 }  // namespace nanoscopy

@@ -84,7 +84,7 @@ std::vector<RccSegment> rcc_segments(std::int64_t frames, std::int64_t segment_f
   if (n < 2)
     throw UsageError(where, std::to_string(frames) + " frames make " + (n < 1 ? "no" : "one") + " segment of " +
                                 std::to_string(segment_frames) +
-                                " frames; RCC needs at least 2: give a smaller --segment (at most " +
+                                " frames; RCC needs at least 2: give a smaller --segment or --undrift-segment (at most " +
                                 std::to_string(std::max<std::int64_t>(frames * 2 / 3, 1)) + ")");
   std::vector<RccSegment> segments(static_cast<std::size_t>(n));
   for (std::int64_t k = 0; k < n; ++k) {
@@ -198,7 +198,7 @@ RccResult undrift_rcc(std::span<const Localization> locs, std::int64_t frames, c
     vy.push_back(solution.dy[static_cast<std::size_t>(k)]);
   }
   if (t.size() < 2)
-    throw InputError(where, "no two segments correlate (too few localizations per segment? give a larger --segment)");
+    throw InputError(where, "no two segments correlate (too few localizations per segment? give a larger --segment or --undrift-segment)");
   result.trace.dx = interpolate_samples(t, vx, frames);
   result.trace.dy = interpolate_samples(t, vy, frames);
   result.trace.markers.assign(static_cast<std::size_t>(frames), 0);

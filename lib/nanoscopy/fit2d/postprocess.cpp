@@ -1,0 +1,70 @@
+#include "nanoscopy/fit2d/postprocess.hpp"
+
+#include <filesystem>
+#include <ostream>
+
+#include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/sibling_path.hpp"
+#include "nanoscopy/fit2d/link_cmd.hpp"
+#include "nanoscopy/fit2d/render_cmd.hpp"
+#include "nanoscopy/fit2d/undrift_cmd.hpp"
+
+namespace nanoscopy {
+
+Fit2dPostprocess fit2d_postprocess(const Params& p) {
+  return {p.get_bool("Postprocess/undrift"), p.get_bool("Postprocess/link"), p.get_bool("Postprocess/render")};
+}
+
+PostprocessNames postprocess_names(const Fit2dPostprocess& steps, const std::string& locs) {
+  PostprocessNames names;
+  const std::string ext = std::filesystem::path(locs).extension().string();
+  std::string last = locs;
+  if (steps.undrift) last = names.undrift = sibling_path(last, "_undrift" + ext);
+  if (steps.link) last = names.link = sibling_path(last, "_link" + ext);
+  if (steps.render) {
+    names.render_tif = sibling_path(last, ".tif");
+    names.render_png = sibling_path(last, ".png");
+  }
+  return names;
+}
+
+void check_fit2d_postprocess(const Fit2dPostprocess& steps, const Params& p, std::int64_t frames,
+                             double pixel_size_nm, bool pixel_size_known) {
+  const auto unknown_pixel = [&](const std::string& option, const std::string& what) {
+    return UsageError(option, what + " needs the camera's pixel size, which the movie does not give (fit2d would "
+                                     "assume " + std::to_string(static_cast<int>(pixel_size_nm)) +
+                                     " nm): give --pixel-size (nm)");
+  };
+  if (steps.undrift) {
+    const ParamSource& source = p.source("Undrift/segment");
+    check_undrift_frames(undrift_step_settings(p), frames,
+                         source.file == "default" ? "--undrift-segment" : source.describe());
+  }
+  if (steps.link) {
+    static_cast<void>(link_step_settings(p, pixel_size_nm));
+    const std::string radius = p.get_string("Link/radius");
+    if (!pixel_size_known && radius.ends_with("nm"))
+      throw unknown_pixel(p.source("Link/radius").describe(), "a link radius in nm");
+  }
+  if (steps.render) {
+    static_cast<void>(render_step_settings(p));
+    if (!pixel_size_known) throw unknown_pixel("--render", "a picture in nm");
+  }
+}
+
+void run_fit2d_postprocess(const Fit2dPostprocess& steps, const std::string& locs, const std::string& format,
+                           double pixel_size_nm, ToolContext& ctx, std::ostream& out) {
+  const PostprocessNames names = postprocess_names(steps, locs);
+  std::string last = locs;
+  if (steps.undrift) {
+    run_fit2d_undrift({last, names.undrift, format, pixel_size_nm}, ctx, out);
+    last = names.undrift;
+  }
+  if (steps.link) {
+    run_fit2d_link({last, names.link, format, pixel_size_nm}, ctx, out);
+    last = names.link;
+  }
+  if (steps.render) run_fit2d_render({last, names.render_tif, names.render_png, pixel_size_nm}, ctx, out);
+}
+
+}  // namespace nanoscopy
