@@ -9,6 +9,7 @@
 #include "nanoscopy/bench/bench_io.hpp"
 #include "nanoscopy/bench/bench_localize.hpp"
 #include "nanoscopy/bench/bench_postprocess.hpp"
+#include "nanoscopy/bench/bench_render.hpp"
 #include "nanoscopy/bench/bench_roi.hpp"
 #include "nanoscopy/bench/bench_smre.hpp"
 #include "nanoscopy/bench/bench_sofi.hpp"
@@ -78,6 +79,9 @@ int main(int argc, char** argv) {
       "postprocess", "fit2d undrift, link and render against a known truth: drift error of RCC, markers and "
                      "combined; link recall; render time for 10^5-10^8 localizations");
   add_postprocess_bench_options(*postprocess_cmd, postprocess);
+  RenderBenchOptions render;
+  auto* render_cmd = cli.add_subcommand("render", "fit2d render: seconds to accumulate N localizations (4000x4000 at 10 nm) on each device");
+  add_render_bench_options(*render_cmd, render);
 
   app.set_footer(
       "Examples:\n"
@@ -90,6 +94,7 @@ int main(int argc, char** argv) {
       "  bench fit2d --quick                               a one-minute version\n"
       "  bench localize --devices cpu,cuda:0               fit2d end to end on a 10,000-frame 256x256 stack\n"
       "  bench frc --sizes 256,1024 --json frc.json        FRC runtime on every device, GPU vs CPU agreement\n"
+      "  bench render --locs 1e6,1e7,1e8 --devices cpu,cuda:0   fit2d render's accumulation on each device\n"
       "  bench io --pages 100000                           TIFF indexing and reading speed\n"
       "  bench postprocess --json post.json                drift error (RCC, markers, combined) on 10^6 simulated\n"
       "                                                    localizations in 20,000 frames, link recall, render time\n"
@@ -109,6 +114,8 @@ int main(int argc, char** argv) {
     if (*sofi_cmd)
       return run_sofi_bench(sofi, seed, static_cast<int>(ctx.params.get_int("repeats")), ctx.quiet, std::cout);
     if (*frc_cmd) return run_frc_bench(frc, seed, static_cast<int>(ctx.params.get_int("repeats")), ctx.quiet, std::cout);
+    if (*render_cmd)
+      return run_render_bench(render, seed, static_cast<int>(ctx.params.get_int("repeats")), ctx.quiet, std::cout);
     if (*io_cmd) return run_io_bench(io, ctx.params.get_int("repeats"), std::cout);
     if (*postprocess_cmd) return run_postprocess_bench(postprocess, seed, ctx.quiet, std::cout);
     throw UsageError("command line", "choose what to run: bench simulate movie|spots|blinking, bench fit2d, bench localize, bench roi, bench io, bench smre (see bench --help)");

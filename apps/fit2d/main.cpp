@@ -114,6 +114,14 @@ int main(int argc, char** argv) {
   app.bind(render_cmd, "--pixel", "Render/pixel");
   app.bind(render_cmd, "--mode", "Render/mode");
   render_cmd->add_option("--png", render.png, "the preview [default: IMAGE with .png]")->type_name("FILE");
+  render_cmd->add_option("--color", render.color,
+                         "none, or z: RGB, each pixel's mean z on the viridis colour map, brightness from the density "
+                         "(IMAGE: float32 pages red, green, blue)")
+      ->default_val(render.color)
+      ->check(CLI::IsMember({"none", "z"}));
+  render_cmd->add_option("--color-range", render.color_range,
+                         "z of the colour map's ends, nm, as LOW:HIGH [default: 1st to 99th percentile of the pixels]")
+      ->type_name("LOW:HIGH");
   Fit2dUndriftOptions undrift;
   auto* undrift_cmd = cli.add_subcommand(
       "undrift", "Correct the sample drift: redundant cross-correlation of time segments (RCC, as Picasso's undrift), "
@@ -171,6 +179,7 @@ int main(int argc, char** argv) {
       "  fit2d filter locs.hdf5 -o good.hdf5 --where 'photons > 500 and lpx < 0.1'   keep the good ones\n"
       "  fit2d link locs.hdf5 -o linked.hdf5 --radius 5x --max-dark 1   one localization per blink\n"
       "  fit2d render locs.hdf5 -o picture.tif --pixel 10   the picture (+ picture.png with a scale bar)\n"
+      "  fit2d render locs3d.hdf5 -o depth.tif --color z --device cuda   3D: RGB by z, rendered on the GPU\n"
       "  fit2d undrift locs.hdf5 -o undrifted.hdf5 --segment 500   RCC drift correction (+ _drift.txt/.csv/.png)\n"
       "  fit2d movie.tif -o locs.hdf5 --undrift --link --render   the pipeline in one run: locs.hdf5,\n"
       "      locs_undrift.hdf5 (+ _drift.txt/.csv/.png), locs_undrift_link.hdf5, locs_undrift_link.tif/.png\n"

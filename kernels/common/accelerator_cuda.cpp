@@ -6,8 +6,10 @@
 #include "frc/engine_cuda.hpp"
 #include "loc/detect_engine_cuda.hpp"
 #include "loc/localize_engine_cuda.hpp"
+#include "render/engine_cuda.hpp"
 #include "smre/engine_cuda.hpp"
 #include "sofi/engine_cuda.hpp"
+#include "undrift/engine_cuda.hpp"
 
 namespace nanoscopy::cuda {
 
@@ -26,6 +28,8 @@ const Accelerator& accelerator() {
       .make_smre_engine = make_cuda_smre_engine,
       .make_sofi_engine = make_cuda_sofi_engine,
       .make_frc_engine = make_cuda_frc_engine,
+      .make_correlation_engine = make_cuda_correlation_engine,
+      .make_render_engine = make_cuda_render_engine,
       .time_device_resident_fit = time_device_resident_fit,
       .time_device_resident_sofi = [](int gpu, const SofiProblem& problem, std::int64_t frames, int repeats,
                                       std::int64_t* bytes) {

@@ -1,13 +1,13 @@
 #include "frc/engine_cuda.hpp"
 
 #include <cuda_runtime.h>
-#include <cufft.h>
 
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/cuda_check.hpp"
+#include "common/cufft_plan.hpp"
 #include "common/owners.hpp"
 #include "frc/frc_kernels.hpp"
 #include "nanoscopy/core/error.hpp"
@@ -16,64 +16,6 @@
 
 namespace nanoscopy::cuda {
 namespace {
-
-const char* cufft_error_name(cufftResult r) {
-  switch (r) {
-    case CUFFT_SUCCESS:
-      return "CUFFT_SUCCESS";
-    case CUFFT_INVALID_PLAN:
-      return "CUFFT_INVALID_PLAN";
-    case CUFFT_ALLOC_FAILED:
-      return "CUFFT_ALLOC_FAILED (out of device memory)";
-    case CUFFT_INVALID_VALUE:
-      return "CUFFT_INVALID_VALUE";
-    case CUFFT_INTERNAL_ERROR:
-      return "CUFFT_INTERNAL_ERROR";
-    case CUFFT_EXEC_FAILED:
-      return "CUFFT_EXEC_FAILED";
-    case CUFFT_SETUP_FAILED:
-      return "CUFFT_SETUP_FAILED";
-    case CUFFT_INVALID_SIZE:
-      return "CUFFT_INVALID_SIZE";
-    default:
-      return "cuFFT error";
-  }
-}
-
-void check_cufft(cufftResult r, const char* call, const char* file, int line) {
-  if (r == CUFFT_SUCCESS) return;
-  int device = -1;
-  cudaGetDevice(&device);
-  throw DeviceError("cuda:" + std::to_string(device), std::string(call) + " failed: " + cufft_error_name(r) + " (" +
-                                                          std::to_string(static_cast<int>(r)) + ") at " + file + ":" +
-                                                          std::to_string(line));
-}
-
-#define NANOSCOPY_CUFFT_CHECK(call) check_cufft((call), #call, __FILE__, __LINE__)
-
-// A cuFFT plan handle: non-copyable, destroyed without throwing.
-class CufftPlan {
- public:
-  CufftPlan() = default;
-  ~CufftPlan() {
-    if (valid_) cufftDestroy(plan_);
-  }
-  CufftPlan(const CufftPlan&) = delete;
-  CufftPlan& operator=(const CufftPlan&) = delete;
-  void make_many_d2z(int height, int width, int batch) {
-    NANOSCOPY_CUFFT_CHECK(cufftCreate(&plan_));
-    valid_ = true;
-    int n[2] = {height, width};
-    std::size_t work = 0;
-    NANOSCOPY_CUFFT_CHECK(cufftMakePlanMany(plan_, 2, n, nullptr, 1, height * width, nullptr, 1,
-                                            height * (width / 2 + 1), CUFFT_D2Z, batch, &work));
-  }
-  cufftHandle get() const { return plan_; }
-
- private:
-  cufftHandle plan_ = 0;
-  bool valid_ = false;
-};
 
 class CudaFrcEngine final : public FrcEngine {
  public:

@@ -94,8 +94,15 @@ std::unique_ptr<FrcEngine> make_frc_engine(const Device& device, const FrcGeomet
 }
 
 std::unique_ptr<CorrelationEngine> make_correlation_engine(const Device& device, const CorrelationGeometry& geometry) {
-  // No accelerator engine yet: a GPU device gets the CPU engine on the threads the CPU backend would use.
-  return make_cpu_correlation_engine(geometry, std::max(device.cpu_threads, 1));
+  if (device.kind == DeviceKind::cpu) return make_cpu_correlation_engine(geometry, std::max(device.cpu_threads, 1));
+  const Accelerator& a = accelerator_or_throw();
+  return a.make_correlation_engine(first_gpu(device), geometry);
+}
+
+std::unique_ptr<RenderEngine> make_render_engine(const Device& device, const RenderGeometry& geometry) {
+  if (device.kind == DeviceKind::cpu) return make_cpu_render_engine(geometry);
+  const Accelerator& a = accelerator_or_throw();
+  return a.make_render_engine(first_gpu(device), geometry);
 }
 
 std::optional<double> time_device_resident_fit(const Device& device, const FitSettings& settings,

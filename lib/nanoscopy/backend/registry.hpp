@@ -17,6 +17,7 @@
 #include "nanoscopy/frc/engine.hpp"
 #include "nanoscopy/loc/detect/engine.hpp"
 #include "nanoscopy/loc/localize_engine.hpp"
+#include "nanoscopy/loc/render/engine.hpp"
 #include "nanoscopy/loc/undrift/engine.hpp"
 #include "nanoscopy/smre/engine.hpp"
 #include "nanoscopy/sofi/engine.hpp"
@@ -47,9 +48,10 @@ std::unique_ptr<SmreEngine> make_smre_engine(const Device& device, const SmrePro
                                              std::int64_t max_batch);
 std::unique_ptr<SofiEngine> make_sofi_engine(const Device& device, const SofiProblem& problem, std::int64_t chunk_frames);
 std::unique_ptr<FrcEngine> make_frc_engine(const Device& device, const FrcGeometry& geometry);
-// RCC's correlations (fit2d undrift). The CPU engine on every device for now:
-// a cuFFT engine becomes one more accelerator table entry, chosen here.
+// RCC's correlations (fit2d undrift): FFTW on the CPU, cuFFT on a GPU.
 std::unique_ptr<CorrelationEngine> make_correlation_engine(const Device& device, const CorrelationGeometry& geometry);
+// fit2d render's accumulation: one thread on the CPU, atomics on a GPU.
+std::unique_ptr<RenderEngine> make_render_engine(const Device& device, const RenderGeometry& geometry);
 
 // ------------------------------------------------------------ bench
 // Kernels timed on data already on the device; nullopt on the CPU.

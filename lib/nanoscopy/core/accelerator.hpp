@@ -23,6 +23,8 @@ class LocalizeEngine;
 class SmreEngine;
 class SofiEngine;
 class FrcEngine;
+class CorrelationEngine;
+class RenderEngine;
 struct FitSettings;
 struct FitResult;
 struct RoiBatch;
@@ -31,6 +33,8 @@ struct LocalizeSettings;
 struct SmreProblem;
 struct SofiProblem;
 struct FrcGeometry;
+struct CorrelationGeometry;
+struct RenderGeometry;
 
 struct Accelerator {
   const char* name;  // "cuda": the prefix of its devices' names (cuda:0)
@@ -48,6 +52,8 @@ struct Accelerator {
   std::unique_ptr<SmreEngine> (*make_smre_engine)(int gpu, const SmreProblem& problem, std::int64_t max_batch);
   std::unique_ptr<SofiEngine> (*make_sofi_engine)(int gpu, const SofiProblem& problem, std::int64_t chunk_frames);
   std::unique_ptr<FrcEngine> (*make_frc_engine)(int gpu, const FrcGeometry& geometry);
+  std::unique_ptr<CorrelationEngine> (*make_correlation_engine)(int gpu, const CorrelationGeometry& geometry);
+  std::unique_ptr<RenderEngine> (*make_render_engine)(int gpu, const RenderGeometry& geometry);
 
   // bench: kernels timed on data already on the device (seconds per repeat).
   double (*time_device_resident_fit)(int gpu, const FitSettings& settings, const RoiBatch& batch, int repeats,

@@ -44,4 +44,31 @@ void write_gray_png(const std::string& path, std::int64_t width, std::int64_t he
   out.commit();
 }
 
+void write_rgb_png(const std::string& path, std::int64_t width, std::int64_t height, std::span<const float> red,
+                   std::span<const float> green, std::span<const float> blue) {
+  const auto n = static_cast<std::size_t>(width * height);
+  if (width < 1 || height < 1 || red.size() != n || green.size() != n || blue.size() != n)
+    throw UsageError(path, "image size does not match its pixels");
+  std::vector<std::uint8_t> rgb(3 * n);
+  const auto byte = [](float v) {
+    return static_cast<std::uint8_t>(std::lround(std::clamp(std::isfinite(v) ? v : 0.0f, 0.0f, 1.0f) * 255.0f));
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    rgb[3 * i] = byte(red[i]);
+    rgb[3 * i + 1] = byte(green[i]);
+    rgb[3 * i + 2] = byte(blue[i]);
+  }
+  AtomicOutput out(path);
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  image.width = static_cast<png_uint_32>(width);
+  image.height = static_cast<png_uint_32>(height);
+  image.format = PNG_FORMAT_RGB;
+  const bool ok = png_image_write_to_file(&image, out.temp_path().c_str(), 0, rgb.data(),
+                                          static_cast<png_int_32>(3 * width), nullptr) != 0;
+  png_image_free(&image);
+  if (!ok) throw OutputError(path, "cannot write the PNG image");
+  out.commit();
+}
+
 }  // namespace nanoscopy

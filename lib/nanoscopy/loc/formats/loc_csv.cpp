@@ -255,86 +255,102 @@ std::unique_ptr<LocalizationWriter> create_thunderstorm_writer(const std::string
   return std::make_unique<ThunderstormWriter>(path, ctx);
 }
 
-LocalizationFile read_thunderstorm_csv(const std::string& path, double pixel_size_nm) {
-  LocalizationFile file;
-  file.format = LocFormat::thunderstorm_csv;
-  // The .yaml fit2d writes beside its CSV (or Picasso's beside an export) gives the image
-  // size and, unless given, the pixel size.
-  read_localization_yaml(localization_yaml_path(path), file);
-  if (pixel_size_nm > 0) file.pixel_size_nm = pixel_size_nm;
-  pixel_size_nm = file.pixel_size_nm;
-  if (!(pixel_size_nm > 0))
-    throw UsageError(path, "reading a ThunderSTORM CSV needs the pixel size (nm) to convert positions to pixels");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "cannot open the file");
-  std::string line;
-  if (!std::getline(in, line)) throw InputError(path, "the file is empty: no CSV header");
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  if (line.size() >= 3 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);  // UTF-8 byte-order mark
-  std::vector<std::string_view> fields;
-  std::vector<std::string> storage;
-  split_record(line, fields, storage);
-  const std::vector<std::string> labels(fields.begin(), fields.end());
-  std::vector<ColumnRole> roles;
-  bool has[static_cast<int>(Field::count)] = {};  // sized by the enum, so a new field cannot overrun it
-  for (const auto& label : labels) {
-    const ColumnRole role = column_role(label, path);
-    if (role.field != Field::ignored && has[static_cast<int>(role.field)])
-      throw InputError(path, "column '" + label + "' appears twice");
-    has[static_cast<int>(role.field)] = true;
-    roles.push_back(role);
-  }
-  if (!has[static_cast<int>(Field::frame)]) throw InputError(path, "no frame column in the CSV header");
-  if (!has[static_cast<int>(Field::x)] || !has[static_cast<int>(Field::y)])
-    throw InputError(path, "no x or y column in the CSV header (\"x [nm]\", \"y [nm]\")");
-  const bool has_status = has[static_cast<int>(Field::status)];
+namespace {
 
+// The rows read line by line: the header is parsed once, then read() converts
+// up to the rows asked for.
+class ThunderstormReader final : public LocalizationReader {
+ public:
+  ThunderstormReader(const std::string& path, double pixel_size_nm) : path_(path) {
+    info_.format = LocFormat::thunderstorm_csv;
+    // The .yaml fit2d writes beside its CSV (or Picasso's beside an export) gives the image
+    // size and, unless given, the pixel size.
+    read_localization_yaml(localization_yaml_path(path), info_);
+    if (pixel_size_nm > 0) info_.pixel_size_nm = pixel_size_nm;
+    pixel_size_nm_ = info_.pixel_size_nm;
+    if (!(pixel_size_nm_ > 0))
+      throw UsageError(path, "reading a ThunderSTORM CSV needs the pixel size (nm) to convert positions to pixels");
+    in_.open(path, std::ios::binary);
+    if (!in_) throw InputError(path, "cannot open the file");
+    std::string line;
+    if (!std::getline(in_, line)) throw InputError(path, "the file is empty: no CSV header");
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.size() >= 3 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);  // UTF-8 byte-order mark
+    split_record(line, fields_, storage_);
+    labels_.assign(fields_.begin(), fields_.end());
+    bool has[static_cast<int>(Field::count)] = {};  // sized by the enum, so a new field cannot overrun it
+    for (const auto& label : labels_) {
+      const ColumnRole role = column_role(label, path);
+      if (role.field != Field::ignored && has[static_cast<int>(role.field)])
+        throw InputError(path, "column '" + label + "' appears twice");
+      has[static_cast<int>(role.field)] = true;
+      roles_.push_back(role);
+    }
+    if (!has[static_cast<int>(Field::frame)]) throw InputError(path, "no frame column in the CSV header");
+    if (!has[static_cast<int>(Field::x)] || !has[static_cast<int>(Field::y)])
+      throw InputError(path, "no x or y column in the CSV header (\"x [nm]\", \"y [nm]\")");
+    has_status_ = has[static_cast<int>(Field::status)];
+  }
+
+  std::int64_t rows() const override { return -1; }
+
+  bool read(std::vector<Localization>& out, std::size_t max_rows) override {
+    out.clear();
+    max_rows = std::max<std::size_t>(max_rows, 1);
+    std::string line;
+    while (out.size() < max_rows && std::getline(in_, line)) {
+      ++line_number_;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.find_first_not_of(" \t") == std::string::npos) continue;
+      out.push_back(parse(line));
+    }
+    if (in_.bad()) throw InputError(path_, "read error");
+    return !out.empty();
+  }
+
+ private:
   // Length in the file → px of Localization; positions also move the pixel centre from i + 0.5 to i.
-  const auto to_px = [&](double v, Unit unit) {
+  double to_px(double v, Unit unit) const {
     switch (unit) {
       case Unit::nm:
-        return v / pixel_size_nm;
+        return v / pixel_size_nm_;
       case Unit::um:
-        return v * 1000.0 / pixel_size_nm;
+        return v * 1000.0 / pixel_size_nm_;
       default:
         return v;
     }
-  };
+  }
 
   // Depth in the file → nm of Localization (z is not in pixels; a px column counts lateral pixels).
-  const auto to_nm = [&](double v, Unit unit) {
+  double to_nm(double v, Unit unit) const {
     switch (unit) {
       case Unit::um:
         return v * 1000.0;
       case Unit::px:
-        return v * pixel_size_nm;
+        return v * pixel_size_nm_;
       default:
         return v;
     }
-  };
+  }
 
-  std::int64_t line_number = 1;
-  while (std::getline(in, line)) {
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos) continue;
-    const auto where = [&] { return path + ":" + std::to_string(line_number); };
-    split_record(line, fields, storage);
-    if (fields.size() != roles.size())
-      throw InputError(where(), std::to_string(fields.size()) + " values, but the header has " +
-                                    std::to_string(roles.size()) + " columns");
+  Localization parse(const std::string& line) {
+    const auto where = [&] { return path_ + ":" + std::to_string(line_number_); };
+    split_record(line, fields_, storage_);
+    if (fields_.size() != roles_.size())
+      throw InputError(where(), std::to_string(fields_.size()) + " values, but the header has " +
+                                    std::to_string(roles_.size()) + " columns");
     Localization l;
-    if (!has_status) l.status = FitStatus::converged_min_delta;
-    for (std::size_t c = 0; c < fields.size(); ++c) {
-      const ColumnRole role = roles[c];
+    if (!has_status_) l.status = FitStatus::converged_min_delta;
+    for (std::size_t c = 0; c < fields_.size(); ++c) {
+      const ColumnRole role = roles_[c];
       if (role.field == Field::ignored) continue;
-      const auto parsed = parse_number(fields[c]);
+      const auto parsed = parse_number(fields_[c]);
       if (!parsed)
-        throw InputError(where(), "column '" + labels[c] + "': '" + std::string(fields[c]) + "' is not a number");
+        throw InputError(where(), "column '" + labels_[c] + "': '" + std::string(fields_[c]) + "' is not a number");
       const double v = *parsed;
       const auto whole = [&](double lo, double hi) {
         if (!(v >= lo && v <= hi) || v != std::floor(v))
-          throw InputError(where(), "column '" + labels[c] + "': '" + std::string(fields[c]) +
+          throw InputError(where(), "column '" + labels_[c] + "': '" + std::string(fields_[c]) +
                                         "' is not a whole number in [" + std::to_string(static_cast<std::int64_t>(lo)) +
                                         ", " + std::to_string(static_cast<std::int64_t>(hi)) + "]");
         return static_cast<std::int64_t>(v);
@@ -387,10 +403,24 @@ LocalizationFile read_thunderstorm_csv(const std::string& path, double pixel_siz
           break;
       }
     }
-    file.locs.push_back(l);
+    return l;
   }
-  if (in.bad()) throw InputError(path, "read error");
-  return file;
+
+  std::string path_;
+  double pixel_size_nm_ = 0;
+  std::ifstream in_;
+  std::vector<std::string_view> fields_;
+  std::vector<std::string> storage_;
+  std::vector<std::string> labels_;
+  std::vector<ColumnRole> roles_;
+  bool has_status_ = false;
+  std::int64_t line_number_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<LocalizationReader> open_thunderstorm_reader(const std::string& path, double pixel_size_nm) {
+  return std::make_unique<ThunderstormReader>(path, pixel_size_nm);
 }
 
 }  // namespace nanoscopy::detail

@@ -15,10 +15,10 @@ namespace nanoscopy {
 namespace detail {
 // loc_csv.cpp
 std::unique_ptr<LocalizationWriter> create_thunderstorm_writer(const std::string& path, const LocWriterContext& ctx);
-LocalizationFile read_thunderstorm_csv(const std::string& path, double pixel_size_nm);
+std::unique_ptr<LocalizationReader> open_thunderstorm_reader(const std::string& path, double pixel_size_nm);
 // loc_picasso.cpp
 std::unique_ptr<LocalizationWriter> create_picasso_writer(const std::string& path, const LocWriterContext& ctx);
-LocalizationFile read_picasso_hdf5(const std::string& path, double pixel_size_nm);
+std::unique_ptr<LocalizationReader> open_picasso_reader(const std::string& path, double pixel_size_nm);
 }  // namespace detail
 
 namespace {
@@ -78,7 +78,7 @@ LocWriteCounts write_localizations(const std::string& path, const std::string& f
   return writer->counts();
 }
 
-LocalizationFile read_localization_file(const std::string& path, const LocReadOptions& options) {
+std::unique_ptr<LocalizationReader> open_localization_reader(const std::string& path, const LocReadOptions& options) {
   const LocFormat f = loc_format_for(path, options.format);
   if (!(options.pixel_size_nm >= 0) || !std::isfinite(options.pixel_size_nm))
     throw UsageError(path, "the pixel size must be a positive number of nm");
@@ -86,11 +86,20 @@ LocalizationFile read_localization_file(const std::string& path, const LocReadOp
   if (!std::filesystem::exists(path, ec)) throw InputError(path, "no such file");
   switch (f) {
     case LocFormat::thunderstorm_csv:
-      return detail::read_thunderstorm_csv(path, options.pixel_size_nm);
+      return detail::open_thunderstorm_reader(path, options.pixel_size_nm);
     case LocFormat::picasso_hdf5:
-      return detail::read_picasso_hdf5(path, options.pixel_size_nm);
+      return detail::open_picasso_reader(path, options.pixel_size_nm);
   }
   throw UsageError(path, "unknown localization format");
+}
+
+LocalizationFile read_localization_file(const std::string& path, const LocReadOptions& options) {
+  auto reader = open_localization_reader(path, options);
+  LocalizationFile file = reader->info();
+  if (reader->rows() > 0) file.locs.reserve(static_cast<std::size_t>(reader->rows()));
+  std::vector<Localization> chunk;
+  while (reader->read(chunk, std::size_t{1} << 16)) file.locs.insert(file.locs.end(), chunk.begin(), chunk.end());
+  return file;
 }
 
 std::vector<Localization> read_localizations(const std::string& path, double pixel_size_nm) {

@@ -174,6 +174,29 @@ struct LocalizationFile {
 // missing one leaves the metadata 0; a malformed one is an InputError).
 LocalizationFile read_localization_file(const std::string& path, const LocReadOptions& options = {});
 
+// A localization file read in chunks, so that a file larger than memory can be
+// processed (fit2d render): the same rows, checks and metadata as
+// read_localization_file, which reads through it. Picasso's /locs is read by
+// hyperslabs of rows, a CSV line by line; the file stays open until the reader
+// is destroyed. Errors as read_localization_file's, those of a row when read()
+// reaches it.
+class LocalizationReader {
+ public:
+  virtual ~LocalizationReader() = default;
+  // What the file says about the movie (locs empty).
+  const LocalizationFile& info() const { return info_; }
+  // The rows of the file; -1 where only reading them tells (CSV).
+  virtual std::int64_t rows() const = 0;
+  // Replaces `out` with the next rows, at most max_rows (≥ 1); false, `out`
+  // empty, when none are left.
+  virtual bool read(std::vector<Localization>& out, std::size_t max_rows) = 0;
+
+ protected:
+  LocalizationFile info_;
+};
+
+std::unique_ptr<LocalizationReader> open_localization_reader(const std::string& path, const LocReadOptions& options = {});
+
 // The rows only. pixel_size_nm as in LocReadOptions (required for CSV).
 std::vector<Localization> read_localizations(const std::string& path, double pixel_size_nm = 0);
 

@@ -166,125 +166,149 @@ std::unique_ptr<LocalizationWriter> create_picasso_writer(const std::string& pat
   return std::make_unique<PicassoWriter>(path, ctx);
 }
 
-LocalizationFile read_picasso_hdf5(const std::string& path, double pixel_size_nm) {
-  h5::silence_errors();
-  LocalizationFile file;
-  file.format = LocFormat::picasso_hdf5;
-  {
-    h5::Id fapl = h5::read_access_plist();
-    h5::Id f = h5::file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()));
-    if (!f.valid()) throw InputError(path, "not a readable HDF5 file: " + h5::last_error());
-    if (H5Lexists(f.get(), "locs", H5P_DEFAULT) <= 0)
-      throw InputError(path, "no dataset /locs: not a Picasso localization file");
-    h5::Id dataset = h5::dataset(H5Dopen2(f.get(), "locs", H5P_DEFAULT));
-    if (!dataset.valid()) throw InputError(path, "cannot open /locs: " + h5::last_error());
-    h5::Id type = h5::type(H5Dget_type(dataset.get()));
-    h5::Id space = h5::space(H5Dget_space(dataset.get()));
-    if (!type.valid() || !space.valid() || H5Tget_class(type.get()) != H5T_COMPOUND ||
-        H5Sget_simple_extent_ndims(space.get()) != 1)
-      throw InputError(
-          path, "/locs is " + h5::describe_dataset(dataset.get()) + ", not a 1-D table of localizations (compound)");
-    hsize_t rows = 0;
-    H5Sget_simple_extent_dims(space.get(), &rows, nullptr);
+namespace {
 
-    // The fields we know, each converted to double by HDF5 into one packed memory row; the others
-    // (group, d_zcalib, ...) are not read.
-    enum Field {
-      kFieldFrame,
-      kFieldX,
-      kFieldY,
-      kFieldPhotons,
-      kFieldSx,
-      kFieldSy,
-      kFieldBg,
-      kFieldLpx,
-      kFieldLpy,
-      kFieldNetGradient,
-      kFieldChi2,
-      kFieldIterations,
-      kFieldStatus,
-      kFieldLikelihood,
-      kFieldZ,
-      kFieldLpz,
-      kFieldLen,
-      kFieldN,
-      kFieldCount
-    };
-    constexpr const char* names[kFieldCount] = {"frame", "x",    "y",          "photons", "sx",
-                                                "sy",    "bg",   "lpx",        "lpy",     "net_gradient",
-                                                "chi2",  "iterations", "status", "likelihood",
-                                                "z",     "lpz",  "len",        "n"};
-    bool present[kFieldCount] = {};
-    h5::Id memory_type = h5::type(H5Tcreate(H5T_COMPOUND, kFieldCount * sizeof(double)));
-    if (!memory_type.valid()) throw InputError(path, "cannot read /locs: " + h5::last_error());
+// The fields we know, each converted to double by HDF5 into one packed memory row; the others
+// (group, d_zcalib, ...) are not read.
+enum Field {
+  kFieldFrame,
+  kFieldX,
+  kFieldY,
+  kFieldPhotons,
+  kFieldSx,
+  kFieldSy,
+  kFieldBg,
+  kFieldLpx,
+  kFieldLpy,
+  kFieldNetGradient,
+  kFieldChi2,
+  kFieldIterations,
+  kFieldStatus,
+  kFieldLikelihood,
+  kFieldZ,
+  kFieldLpz,
+  kFieldLen,
+  kFieldN,
+  kFieldCount
+};
+constexpr const char* kFieldNames[kFieldCount] = {"frame", "x",    "y",          "photons", "sx",
+                                                  "sy",    "bg",   "lpx",        "lpy",     "net_gradient",
+                                                  "chi2",  "iterations", "status", "likelihood",
+                                                  "z",     "lpz",  "len",        "n"};
+
+// /locs read in blocks of rows: the file stays open, and only one block of
+// converted rows is in memory besides the caller's chunk.
+class PicassoReader final : public LocalizationReader {
+ public:
+  PicassoReader(const std::string& path, double pixel_size_nm) : path_(path) {
+    h5::silence_errors();
+    info_.format = LocFormat::picasso_hdf5;
+    h5::Id fapl = h5::read_access_plist();
+    file_ = h5::file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()));
+    if (!file_.valid()) throw InputError(path, "not a readable HDF5 file: " + h5::last_error());
+    if (H5Lexists(file_.get(), "locs", H5P_DEFAULT) <= 0)
+      throw InputError(path, "no dataset /locs: not a Picasso localization file");
+    dataset_ = h5::dataset(H5Dopen2(file_.get(), "locs", H5P_DEFAULT));
+    if (!dataset_.valid()) throw InputError(path, "cannot open /locs: " + h5::last_error());
+    h5::Id type = h5::type(H5Dget_type(dataset_.get()));
+    space_ = h5::space(H5Dget_space(dataset_.get()));
+    if (!type.valid() || !space_.valid() || H5Tget_class(type.get()) != H5T_COMPOUND ||
+        H5Sget_simple_extent_ndims(space_.get()) != 1)
+      throw InputError(
+          path, "/locs is " + h5::describe_dataset(dataset_.get()) + ", not a 1-D table of localizations (compound)");
+    H5Sget_simple_extent_dims(space_.get(), &rows_, nullptr);
+    memory_type_ = h5::type(H5Tcreate(H5T_COMPOUND, kFieldCount * sizeof(double)));
+    if (!memory_type_.valid()) throw InputError(path, "cannot read /locs: " + h5::last_error());
     for (int k = 0; k < kFieldCount; ++k) {
-      present[k] = H5Tget_member_index(type.get(), names[k]) >= 0;
-      if (present[k] && H5Tinsert(memory_type.get(), names[k], k * sizeof(double), H5T_NATIVE_DOUBLE) < 0)
-        throw InputError(path, std::string("cannot read field '") + names[k] + "' of /locs: " + h5::last_error());
+      present_[k] = H5Tget_member_index(type.get(), kFieldNames[k]) >= 0;
+      if (present_[k] && H5Tinsert(memory_type_.get(), kFieldNames[k], k * sizeof(double), H5T_NATIVE_DOUBLE) < 0)
+        throw InputError(path, std::string("cannot read field '") + kFieldNames[k] + "' of /locs: " + h5::last_error());
     }
     for (int k : {kFieldFrame, kFieldX, kFieldY})
-      if (!present[k]) throw InputError(path, std::string("/locs has no '") + names[k] + "' field");
-
-    if (!h5::stores_its_data(dataset.get()))
-      throw InputError(path, "/locs declares " + std::to_string(rows) +
+      if (!present_[k]) throw InputError(path, std::string("/locs has no '") + kFieldNames[k] + "' field");
+    if (!h5::stores_its_data(dataset_.get()))
+      throw InputError(path, "/locs declares " + std::to_string(rows_) +
                                  " rows but the file does not hold them (damaged or truncated file?)");
-    file.locs.resize(static_cast<std::size_t>(rows));
+    read_localization_yaml(localization_yaml_path(path), info_);
+    if (pixel_size_nm > 0) info_.pixel_size_nm = pixel_size_nm;
+  }
+
+  std::int64_t rows() const override { return static_cast<std::int64_t>(rows_); }
+
+  bool read(std::vector<Localization>& out, std::size_t max_rows) override {
+    out.clear();
     constexpr hsize_t block_rows = 1 << 16;
-    std::vector<double> block(static_cast<std::size_t>(std::min<hsize_t>(rows, block_rows)) * kFieldCount);
-    for (hsize_t start = 0; start < rows; start += block_rows) {
-      const hsize_t count = std::min(block_rows, rows - start);
+    const hsize_t want = std::min<hsize_t>(rows_ - next_, std::max<std::size_t>(max_rows, 1));
+    out.resize(static_cast<std::size_t>(want));
+    block_.resize(static_cast<std::size_t>(std::min(want, block_rows)) * kFieldCount);
+    for (hsize_t done = 0; done < want; done += block_rows) {
+      const hsize_t start = next_ + done, count = std::min(block_rows, want - done);
       h5::Id memory_space = h5::space(H5Screate_simple(1, &count, nullptr));
       if (!memory_space.valid() ||
-          H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &start, nullptr, &count, nullptr) < 0 ||
-          H5Dread(dataset.get(), memory_type.get(), memory_space.get(), space.get(), H5P_DEFAULT, block.data()) < 0)
-        throw InputError(path, "cannot read /locs rows " + std::to_string(start) + " to " +
-                                   std::to_string(start + count - 1) + ": " + h5::last_error());
-      for (hsize_t r = 0; r < count; ++r) {
-        const double* v = block.data() + r * kFieldCount;
-        const std::string row = std::to_string(start + r);
-        Localization& l = file.locs[static_cast<std::size_t>(start + r)];
-        if (!(v[kFieldFrame] >= 0) || v[kFieldFrame] != std::floor(v[kFieldFrame]) || v[kFieldFrame] > 9.0e15)
-          throw InputError(path, "/locs row " + row + ": frame " + number_text(v[kFieldFrame]) + " is not a frame index");
-        l.frame = static_cast<std::int64_t>(v[kFieldFrame]);
-        l.x = v[kFieldX];
-        l.y = v[kFieldY];
-        if (present[kFieldPhotons]) l.photons = v[kFieldPhotons];
-        if (present[kFieldSx] && present[kFieldSy]) {
-          // σx, σy as written: an elliptical or 3D fit keeps both (round: sy() = sigma).
-          l.sigma = v[kFieldSx];
-          if (v[kFieldSy] != v[kFieldSx]) l.sigma_y = v[kFieldSy];
-        } else if (present[kFieldSx] || present[kFieldSy])
-          l.sigma = present[kFieldSx] ? v[kFieldSx] : v[kFieldSy];
-        if (present[kFieldBg]) l.background = v[kFieldBg];
-        if (present[kFieldLpx]) l.lpx = v[kFieldLpx];
-        if (present[kFieldLpy]) l.lpy = v[kFieldLpy];
-        if (present[kFieldNetGradient]) l.net_gradient = v[kFieldNetGradient];
-        if (present[kFieldChi2]) l.chi2 = v[kFieldChi2];
-        if (present[kFieldLikelihood]) l.likelihood = v[kFieldLikelihood];
-        if (present[kFieldZ]) l.z = v[kFieldZ];
-        if (present[kFieldLpz]) l.lpz = v[kFieldLpz];
-        if (present[kFieldLen]) l.len = static_cast<std::int32_t>(v[kFieldLen]);
-        if (present[kFieldN]) l.n = static_cast<std::int32_t>(v[kFieldN]);
-        if (present[kFieldIterations]) {
-          const double it = v[kFieldIterations];
-          if (!(it >= -2147483648.0 && it <= 2147483647.0) || it != std::floor(it))
-            throw InputError(path, "/locs row " + row + ": iterations " + number_text(it) + " is not a whole number");
-          l.iterations = static_cast<std::int32_t>(it);
-        }
-        l.status = FitStatus::converged_min_delta;
-        if (present[kFieldStatus]) {
-          const double st = v[kFieldStatus];
-          if (!(st >= 0 && st <= static_cast<double>(FitStatus::invalid_roi)) || st != std::floor(st))
-            throw InputError(path,
-                             "/locs row " + row + ": status " + number_text(st) + " is not a fit status code (0-7)");
-          l.status = static_cast<FitStatus>(static_cast<int>(st));
-        }
-      }
+          H5Sselect_hyperslab(space_.get(), H5S_SELECT_SET, &start, nullptr, &count, nullptr) < 0 ||
+          H5Dread(dataset_.get(), memory_type_.get(), memory_space.get(), space_.get(), H5P_DEFAULT, block_.data()) < 0)
+        throw InputError(path_, "cannot read /locs rows " + std::to_string(start) + " to " +
+                                    std::to_string(start + count - 1) + ": " + h5::last_error());
+      for (hsize_t r = 0; r < count; ++r) convert(block_.data() + r * kFieldCount, start + r, out[static_cast<std::size_t>(done + r)]);
+    }
+    next_ += want;
+    return want > 0;
+  }
+
+ private:
+  void convert(const double* v, hsize_t index, Localization& l) const {
+    const auto& present = present_;
+    const std::string& path = path_;
+    const auto row = [&] { return std::to_string(index); };
+    if (!(v[kFieldFrame] >= 0) || v[kFieldFrame] != std::floor(v[kFieldFrame]) || v[kFieldFrame] > 9.0e15)
+      throw InputError(path, "/locs row " + row() + ": frame " + number_text(v[kFieldFrame]) + " is not a frame index");
+    l = Localization{};
+    l.frame = static_cast<std::int64_t>(v[kFieldFrame]);
+    l.x = v[kFieldX];
+    l.y = v[kFieldY];
+    if (present[kFieldPhotons]) l.photons = v[kFieldPhotons];
+    if (present[kFieldSx] && present[kFieldSy]) {
+      // σx, σy as written: an elliptical or 3D fit keeps both (round: sy() = sigma).
+      l.sigma = v[kFieldSx];
+      if (v[kFieldSy] != v[kFieldSx]) l.sigma_y = v[kFieldSy];
+    } else if (present[kFieldSx] || present[kFieldSy])
+      l.sigma = present[kFieldSx] ? v[kFieldSx] : v[kFieldSy];
+    if (present[kFieldBg]) l.background = v[kFieldBg];
+    if (present[kFieldLpx]) l.lpx = v[kFieldLpx];
+    if (present[kFieldLpy]) l.lpy = v[kFieldLpy];
+    if (present[kFieldNetGradient]) l.net_gradient = v[kFieldNetGradient];
+    if (present[kFieldChi2]) l.chi2 = v[kFieldChi2];
+    if (present[kFieldLikelihood]) l.likelihood = v[kFieldLikelihood];
+    if (present[kFieldZ]) l.z = v[kFieldZ];
+    if (present[kFieldLpz]) l.lpz = v[kFieldLpz];
+    if (present[kFieldLen]) l.len = static_cast<std::int32_t>(v[kFieldLen]);
+    if (present[kFieldN]) l.n = static_cast<std::int32_t>(v[kFieldN]);
+    if (present[kFieldIterations]) {
+      const double it = v[kFieldIterations];
+      if (!(it >= -2147483648.0 && it <= 2147483647.0) || it != std::floor(it))
+        throw InputError(path, "/locs row " + row() + ": iterations " + number_text(it) + " is not a whole number");
+      l.iterations = static_cast<std::int32_t>(it);
+    }
+    l.status = FitStatus::converged_min_delta;
+    if (present[kFieldStatus]) {
+      const double st = v[kFieldStatus];
+      if (!(st >= 0 && st <= static_cast<double>(FitStatus::invalid_roi)) || st != std::floor(st))
+        throw InputError(path, "/locs row " + row() + ": status " + number_text(st) + " is not a fit status code (0-7)");
+      l.status = static_cast<FitStatus>(static_cast<int>(st));
     }
   }
-  read_localization_yaml(localization_yaml_path(path), file);
-  if (pixel_size_nm > 0) file.pixel_size_nm = pixel_size_nm;
-  return file;
+
+  std::string path_;
+  h5::Id file_, dataset_, space_, memory_type_;
+  bool present_[kFieldCount] = {};
+  hsize_t rows_ = 0, next_ = 0;
+  std::vector<double> block_;
+};
+
+}  // namespace
+
+std::unique_ptr<LocalizationReader> open_picasso_reader(const std::string& path, double pixel_size_nm) {
+  return std::make_unique<PicassoReader>(path, pixel_size_nm);
 }
 
 }  // namespace nanoscopy::detail

@@ -2,9 +2,12 @@
 // FFT part, behind which a cuFFT engine can replace the CPU one (FFTW). An
 // engine is planned for one grid; it transforms each time segment's histogram
 // once and keeps its spectrum, then answers pairs (i, j) with the maximum of
-// their cross-correlation and a small window of values around it. Everything
-// else (rendering, the sub-pixel fit, the least-squares solve, interpolation)
-// is host code shared by every engine (rcc.hpp).
+// their cross-correlation and a small window of values around it. A segment
+// comes as its localizations on the grid (add_segment_points: the engine renders
+// the bilinear histogram where it transforms it, on the GPU for cuFFT) or as a
+// ready image (add_segment). Everything else (the sub-pixel fit, the
+// least-squares solve, interpolation) is host code shared by every engine
+// (rcc.hpp).
 //
 // What every engine computes, for segments i < j with histograms A_i, A_j:
 //   C(s) = Σ_p A_i(p) A_j(p + s) = IFFT(conj(F_i) F_j), blurred by a Gaussian of
@@ -22,6 +25,9 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
+
+#include "nanoscopy/loc/undrift/rcc_math.hpp"
 
 namespace nanoscopy {
 
@@ -59,6 +65,9 @@ class CorrelationEngine {
   // otherwise) and keeps its spectrum. Segments are numbered 0, 1, … in the
   // order they are added.
   virtual void add_segment(std::span<const float> image) = 0;
+  // The same for the bilinear histogram of `points` (rcc_math::bilinear_deposit;
+  // points whose four pixels are not all on the grid are left out).
+  virtual void add_segment_points(std::span<const rcc_math::GridPoint> points) = 0;
   virtual std::int64_t segments() const = 0;
   // Bytes held for the spectra (the run's memory grows with the segments).
   virtual std::size_t spectrum_bytes() const = 0;
@@ -71,6 +80,16 @@ class CorrelationEngine {
   explicit CorrelationEngine(const CorrelationGeometry& g) : geometry_(g) {}
   CorrelationGeometry geometry_;
 };
+
+// The blur's transfer function exp(−2π² σ² (k/n)²) for the signed frequencies k
+// of an axis of n samples, the first `count` of them (computed once on the host,
+// so that every engine multiplies by the same float values).
+std::vector<float> correlation_blur_transfer(std::int64_t n, std::int64_t count, double sigma);
+
+// The bilinear histogram of `points` on the geometry's grid into `image`
+// (width * height values, zeroed first): the CPU engine's rendering.
+void render_segment_points(std::span<const rcc_math::GridPoint> points, const CorrelationGeometry& geometry,
+                           std::span<float> image);
 
 // The CPU reference: FFTW in single precision (real-to-complex; one forward
 // and one inverse plan, executed on per-thread buffers), `threads` ≥ 1.

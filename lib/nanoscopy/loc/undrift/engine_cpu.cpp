@@ -40,16 +40,6 @@ FftwBuffer<T> fftw_buffer(std::size_t count, const CorrelationGeometry& g) {
   return b;
 }
 
-// exp(−2π² σ² (k/n)²) for the signed frequencies k of an axis of n samples, the first `count` of them.
-std::vector<float> gaussian_transfer(std::int64_t n, std::int64_t count, double sigma) {
-  std::vector<float> t(static_cast<std::size_t>(count));
-  for (std::int64_t k = 0; k < count; ++k) {
-    const double f = static_cast<double>(k <= n / 2 ? k : k - n) / static_cast<double>(n);
-    t[static_cast<std::size_t>(k)] = static_cast<float>(std::exp(-2.0 * std::numbers::pi * std::numbers::pi * sigma * sigma * f * f));
-  }
-  return t;
-}
-
 const CorrelationGeometry& checked(const CorrelationGeometry& g) {
   validate_correlation_geometry(g, "undrift");
   return g;
@@ -63,8 +53,8 @@ class CpuCorrelationEngine final : public CorrelationEngine {
         columns_(g.width / 2 + 1),
         real_(static_cast<std::size_t>(g.width * g.height)),
         complex_(static_cast<std::size_t>(g.height * columns_)),
-        gx_(gaussian_transfer(g.width, columns_, g.blur_px)),
-        gy_(gaussian_transfer(g.height, g.height, g.blur_px)) {
+        gx_(correlation_blur_transfer(g.width, columns_, g.blur_px)),
+        gy_(correlation_blur_transfer(g.height, g.height, g.blur_px)) {
     for (int t = 0; t < threads_; ++t) {
       real_buffers_.push_back(fftw_buffer<float>(real_, g));
       complex_buffers_.push_back(fftw_buffer<fftwf_complex>(complex_, g));
@@ -93,9 +83,12 @@ class CpuCorrelationEngine final : public CorrelationEngine {
       throw InputError("undrift", "a segment image of " + std::to_string(image.size()) + " values for a grid of " +
                                       std::to_string(real_));
     std::copy(image.begin(), image.end(), real_buffers_[0].get());
-    auto spectrum = fftw_buffer<fftwf_complex>(complex_, geometry_);
-    fftwf_execute_dft_r2c(forward_, real_buffers_[0].get(), spectrum.get());
-    spectra_.push_back(std::move(spectrum));
+    transform_segment();
+  }
+
+  void add_segment_points(std::span<const rcc_math::GridPoint> points) override {
+    render_segment_points(points, geometry_, std::span(real_buffers_[0].get(), real_));
+    transform_segment();
   }
 
   std::int64_t segments() const override { return static_cast<std::int64_t>(spectra_.size()); }
@@ -121,6 +114,13 @@ class CpuCorrelationEngine final : public CorrelationEngine {
   }
 
  private:
+  // The spectrum of the image in real_buffers_[0], kept.
+  void transform_segment() {
+    auto spectrum = fftw_buffer<fftwf_complex>(complex_, geometry_);
+    fftwf_execute_dft_r2c(forward_, real_buffers_[0].get(), spectrum.get());
+    spectra_.push_back(std::move(spectrum));
+  }
+
   CorrelationPeak one_pair(const SegmentPair& pair, fftwf_complex* product, float* map) const {
     const fftwf_complex* a = spectra_[static_cast<std::size_t>(pair.i)].get();
     const fftwf_complex* b = spectra_[static_cast<std::size_t>(pair.j)].get();
@@ -137,8 +137,7 @@ class CpuCorrelationEngine final : public CorrelationEngine {
     }
     fftwf_execute_dft_c2r(inverse_, product, map);
     const auto value = [&](std::int64_t sx, std::int64_t sy) {
-      const std::int64_t x = ((sx % w) + w) % w, y = ((sy % h) + h) % h;
-      return static_cast<double>(map[y * w + x]);
+      return static_cast<double>(map[rcc_math::wrap(sy, h) * w + rcc_math::wrap(sx, w)]);
     };
     CorrelationPeak peak;
     const std::int64_t m = geometry_.max_shift_px;
@@ -182,6 +181,31 @@ void validate_correlation_geometry(const CorrelationGeometry& g, const std::stri
   if (g.max_shift_px < 1 || 2 * g.max_shift_px >= std::min(g.width, g.height))
     throw UsageError(where, "a search radius of " + std::to_string(g.max_shift_px) + " pixels on a " +
                                 std::to_string(g.width) + " x " + std::to_string(g.height) + " grid");
+}
+
+std::vector<float> correlation_blur_transfer(std::int64_t n, std::int64_t count, double sigma) {
+  std::vector<float> t(static_cast<std::size_t>(count));
+  for (std::int64_t k = 0; k < count; ++k) {
+    const double f = static_cast<double>(k <= n / 2 ? k : k - n) / static_cast<double>(n);
+    t[static_cast<std::size_t>(k)] = static_cast<float>(std::exp(-2.0 * std::numbers::pi * std::numbers::pi * sigma * sigma * f * f));
+  }
+  return t;
+}
+
+void render_segment_points(std::span<const rcc_math::GridPoint> points, const CorrelationGeometry& g,
+                           std::span<float> image) {
+  if (static_cast<std::int64_t>(image.size()) != g.width * g.height)
+    throw UsageError("undrift", "a segment image of the wrong size");
+  std::fill(image.begin(), image.end(), 0.0f);
+  for (const rcc_math::GridPoint& p : points) {
+    rcc_math::BilinearDeposit d;
+    if (!rcc_math::bilinear_deposit(p, g.width, g.height, d)) continue;
+    float* row = image.data() + d.j * g.width + d.i;
+    row[0] += d.w[0];
+    row[1] += d.w[1];
+    row[g.width] += d.w[2];
+    row[g.width + 1] += d.w[3];
+  }
 }
 
 std::unique_ptr<CorrelationEngine> make_cpu_correlation_engine(const CorrelationGeometry& geometry, int threads) {

@@ -49,22 +49,13 @@ Grid choose_grid(double xmin, double xmax, double ymin, double ymax, const RccSe
   return g;
 }
 
-// One segment's histogram with bilinear weights.
-void render_segment(std::span<const Localization> locs, std::span<const std::int64_t> indices, const Grid& g,
-                    std::vector<float>& image) {
-  const std::int64_t w = g.geometry.width, h = g.geometry.height;
-  std::fill(image.begin(), image.end(), 0.0f);
-  for (std::int64_t k : indices) {
-    const Localization& l = locs[static_cast<std::size_t>(k)];
-    const double u = (l.x - g.x0) / g.pixel, v = (l.y - g.y0) / g.pixel;
-    const auto i = static_cast<std::int64_t>(std::floor(u)), j = static_cast<std::int64_t>(std::floor(v));
-    const double fu = u - static_cast<double>(i), fv = v - static_cast<double>(j);
-    if (i < 0 || j < 0 || i + 1 >= w || j + 1 >= h) continue;  // cannot happen for the box's own points
-    const auto at = [&](std::int64_t x, std::int64_t y) -> float& { return image[static_cast<std::size_t>(y * w + x)]; };
-    at(i, j) += static_cast<float>((1 - fu) * (1 - fv));
-    at(i + 1, j) += static_cast<float>(fu * (1 - fv));
-    at(i, j + 1) += static_cast<float>((1 - fu) * fv);
-    at(i + 1, j + 1) += static_cast<float>(fu * fv);
+// One segment's localizations on the grid (the engine renders their bilinear histogram).
+void segment_points(std::span<const Localization> locs, std::span<const std::int64_t> indices, const Grid& g,
+                    std::vector<rcc_math::GridPoint>& points) {
+  points.resize(indices.size());
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    const Localization& l = locs[static_cast<std::size_t>(indices[k])];
+    points[k] = {static_cast<float>((l.x - g.x0) / g.pixel), static_cast<float>((l.y - g.y0) / g.pixel)};
   }
 }
 
@@ -158,12 +149,12 @@ RccResult undrift_rcc(std::span<const Localization> locs, std::int64_t frames, c
   result.pairs = static_cast<std::int64_t>(pairs.size());
   Progress progress("undrift " + where, n + result.pairs, settings.quiet);
   {
-    std::vector<float> image(static_cast<std::size_t>(grid.geometry.width * grid.geometry.height));
+    std::vector<rcc_math::GridPoint> points;
     for (std::int64_t k = 0; k < n; ++k) {
       const std::span<const std::int64_t> members(order.data() + start[static_cast<std::size_t>(k)],
                                                   static_cast<std::size_t>(result.segments[static_cast<std::size_t>(k)].localizations));
-      render_segment(locs, members, grid, image);
-      engine->add_segment(image);
+      segment_points(locs, members, grid, points);
+      engine->add_segment_points(points);
       progress.update(k + 1);
     }
   }

@@ -9,18 +9,20 @@
 //      pixel, padded by the search radius so that the circular correlation does
 //      not wrap within it, rounded up to a size FFTW transforms fast; a grid
 //      larger than max_grid a side takes a coarser pixel instead (said in the
-//      result). Each segment is rendered, one at a time, as a histogram with
-//      bilinear weights (a localization's unit of mass shared by its four
-//      nearest grid pixels: sub-pixel positions are kept, not rounded away),
-//      and the engine keeps its spectrum: memory = segments × grid × 8 bytes
-//      (RccResult::spectrum_bytes).
+//      result). Each segment's localizations go to the engine, one segment at a
+//      time, as float grid positions; the engine renders them as a histogram
+//      with bilinear weights (a localization's unit of mass shared by its four
+//      nearest grid pixels: sub-pixel positions are kept, not rounded away;
+//      on the GPU for the cuFFT engine) and keeps its spectrum: memory =
+//      segments × grid × 8 bytes (RccResult::spectrum_bytes; device memory for
+//      the cuFFT engine).
 //   3. Pairs: every pair i < j is correlated (engine.hpp) and its peak fitted to
 //      sub-pixel (peak_fit.hpp); the system r_ij = d_j − d_i is solved with
 //      outlier rejection (rcc_solve.hpp).
 //   4. Frames: the segment drifts are interpolated to every frame
 //      (drift_model.hpp) and shifted to a zero mean over the frames.
 // Memory besides the spectra: the localizations' segment index (8 bytes each)
-// and one grid image.
+// and one segment's grid positions (8 bytes each).
 #pragma once
 
 #include <cstdint>
