@@ -1,5 +1,6 @@
 #include "nanoscopy/sofi/cli.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "nanoscopy/cluster/frame_job.hpp"
@@ -64,10 +65,16 @@ void run_sofi_merge(const SofiMergeOptions& options, ToolContext& ctx, std::ostr
   const SofiPartial merged = merge_sofi_partials(options.parts, sofi_threads());
   const SofiProblem problem = make_sofi_problem(merged.width, merged.height, merged.options);
   const BalancedOptions balanced = balanced_options_from(ctx.params);
-  if (balanced.enabled &&
-      merged.options.orders != balanced_orders(merged.options.orders, merged.options.cross, merged.options.moments))
+  auto two_to = [](const std::vector<int>& orders) {
+    std::vector<int> all;
+    for (int k = 2; k <= 4 && k <= (orders.empty() ? 0 : *std::max_element(orders.begin(), orders.end())); ++k)
+      all.push_back(k);
+    return all;
+  };
+  if (balanced.enabled && (merged.options.orders.size() < 2 || merged.options.orders != two_to(merged.options.orders)))
     throw UsageError("--balanced", "the parts hold orders " + join_ints(merged.options.orders) +
                                        ": run them with --balanced (orders 2..n) to balance the merged image");
+  if (balanced.enabled) balanced_orders(merged.options.orders, merged.options.cross, merged.options.moments);
   SofiImages images = finish_images(problem, merged.acc.finished);
   apply_post_smre(ctx.params.get_string("SOFI/post smre"), problem, images, ctx.device, ctx.quiet, out);
   OutputGroup together;
