@@ -24,6 +24,11 @@ int main(int argc, char** argv) {
   app.bind_flag("--cross", "SOFI/cross");
   app.bind_flag("--moments", "SOFI/moments");
   app.bind("--psf-sigma", "SOFI/psf sigma");
+  app.bind_flag("--balanced", "SOFI/balanced");
+  app.bind("--deconvolution", "SOFI/deconvolution");
+  app.bind("--rl-iterations", "SOFI/rl iterations");
+  app.bind("--deconvolution-smre", "SOFI/deconvolution smre");
+  app.bind("--parameter-mask", "SOFI/parameter mask");
   app.bind("--pre-smre", "SOFI/pre smre");
   app.bind("--post-smre", "SOFI/post smre");
   app.bind("--split", "SOFI/split");
@@ -46,11 +51,18 @@ int main(int argc, char** argv) {
       "  sofi blink.tif -o x.h5 --cross --orders 2,3 --psf-sigma 1.6   cross-cumulants on 2x and 3x finer grids\n"
       "  sofi blink.tif -o s.tif --orders 2 --pre-smre params/smre.prm  SMRE on every frame first: SOFI2(SMRE)\n"
       "  sofi blink.tif --frames 0:5000 --partial p0.h5 ; sofi merge p*.h5 -o s.tif   the same image, in parts\n"
+      "  sofi blink.tif -o s.tif --balanced --psf-sigma 1.5   bSOFI: also s_balanced.tif (balanced, rho, epsilon,\n"
+      "                                                   density) and s_balanced.png, s_balanced_panel.png\n"
       "  scripts/nanoscopy-submit sofi blink.tif -o s.tif --chunks 16   a SLURM job array and a merge job\n"
       "\n"
       "Blocks: frames are centred per block of --block frames (bleaching); a block's lag tuples stay inside it.\n"
       "Partial files record the stack and parameter fingerprints; merge refuses parts that differ, overlap or leave\n"
-      "a gap.");
+      "a gap.\n"
+      "Balanced SOFI (Geissbuehler et al. 2012): orders 2..4 are deconvolved (Richardson-Lucy, or --deconvolution\n"
+      "smre) with the PSF of --psf-sigma narrowed by sqrt(order); the on-time ratio rho, brightness epsilon (photons\n"
+      "per frame while on) and density N (emitters per px) come from their ratios, NaN where order 2 is below\n"
+      "--parameter-mask of its maximum; the balanced image is order 4 linearized (4th root), order 3 where rho\n"
+      "makes order 4 vanish. Blinking must be slow against the lags (on and off times of many frames).");
   return app.run(argc, argv, [&](ToolContext& ctx) {
     if (*merge_cmd) return run_sofi_merge(merge, ctx, std::cout);
     run_sofi_cli(options, ctx, std::cout);

@@ -115,7 +115,19 @@ const Schema& sofi_schema() {
                                         "results are averaged; the last block takes the remainder");
     s.boolean("SOFI/cross", false, "cross-cumulants of distinct pixels at zero lag on an n-times finer grid");
     s.boolean("SOFI/moments", false, "central moments (mSOFI) instead of cumulants");
-    s.positive_real("SOFI/psf sigma", 1.5, "PSF standard deviation in px (distance factor of --cross)");
+    s.positive_real("SOFI/psf sigma", 1.5,
+                    "PSF standard deviation in px (distance factor of --cross; the deconvolution of --balanced, "
+                    "which needs it given)");
+    s.boolean("SOFI/balanced", false,
+              "balanced SOFI (bSOFI): orders 2..n (n = 3 or 4, the largest of orders) deconvolved; writes "
+              "<out>_balanced.tif (balanced image; with n = 4 also on-time ratio, brightness, density) and PNGs");
+    s.choice("SOFI/deconvolution", "rl", {"rl", "smre"},
+             "balanced: deconvolution of order n with the PSF sigma/sqrt(n): Richardson-Lucy or SMRE");
+    s.integer("SOFI/rl iterations", 20, 1, 10000, "balanced: Richardson-Lucy iterations per order");
+    s.string("SOFI/deconvolution smre", "",
+             "balanced with smre: smre parameter file (empty: smre's defaults); its PSF sigma is replaced");
+    s.real("SOFI/parameter mask", 0.05, 0, 1,
+           "balanced: rho, epsilon, density are NaN where the order-2 image is below this fraction of its maximum");
     s.string("SOFI/pre smre", "", "smre parameter file: restore every frame with SMRE first (SOFI2(SMRE))");
     s.string("SOFI/post smre", "",
              "smre parameter file: restore each cumulant image (SMRE(SOFI2)); its PSF sigma is the camera's, "

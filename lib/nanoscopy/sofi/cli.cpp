@@ -1,10 +1,13 @@
 #include "nanoscopy/sofi/cli.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "nanoscopy/cluster/frame_job.hpp"
+#include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
+#include "nanoscopy/sofi/balanced_output.hpp"
 #include "nanoscopy/sofi/cumulant_job.hpp"
 #include "nanoscopy/sofi/output.hpp"
 #include "nanoscopy/sofi/partial.hpp"
@@ -40,6 +43,7 @@ SofiProblemOptions sofi_problem_options_from(const Params& p) {
   o.cross = p.get_bool("SOFI/cross");
   o.moments = p.get_bool("SOFI/moments");
   o.psf_sigma = p.get_real("SOFI/psf sigma");
+  if (balanced_options_from(p).enabled) o.orders = balanced_orders(o.orders, o.cross, o.moments);
   return o;
 }
 
@@ -60,9 +64,25 @@ void run_sofi_merge(const SofiMergeOptions& options, ToolContext& ctx, std::ostr
   check_sofi_output(options.output, true);
   const SofiPartial merged = merge_sofi_partials(options.parts, sofi_threads());
   const SofiProblem problem = make_sofi_problem(merged.width, merged.height, merged.options);
+  const BalancedOptions balanced = balanced_options_from(ctx.params);
+  auto two_to = [](const std::vector<int>& orders) {
+    std::vector<int> all;
+    for (int k = 2; k <= 4 && k <= (orders.empty() ? 0 : *std::max_element(orders.begin(), orders.end())); ++k)
+      all.push_back(k);
+    return all;
+  };
+  if (balanced.enabled && (merged.options.orders.size() < 2 || merged.options.orders != two_to(merged.options.orders)))
+    throw UsageError("--balanced", "the parts hold orders " + join_ints(merged.options.orders) +
+                                       ": run them with --balanced (orders 2..n) to balance the merged image");
+  if (balanced.enabled) balanced_orders(merged.options.orders, merged.options.cross, merged.options.moments);
   SofiImages images = finish_images(problem, merged.acc.finished);
   apply_post_smre(ctx.params.get_string("SOFI/post smre"), problem, images, ctx.device, ctx.quiet, out);
-  const auto files = write_sofi_images(options.output, problem, images, merged.pixel_size_nm);
+  OutputGroup together;
+  auto files = write_sofi_images(options.output, problem, images, merged.pixel_size_nm);
+  const auto extra =
+      write_balanced(options.output, problem, images, balanced, ctx.device, merged.pixel_size_nm, ctx.quiet, out);
+  files.insert(files.end(), extra.begin(), extra.end());
+  together.commit();
   if (!ctx.quiet)
     out << "sofi merge: " << options.parts.size() << " parts, " << merged.sequence.count << " frames of "
         << merged.stack_name << " in " << images.blocks << " blocks -> " << file_list(files) << "\n";

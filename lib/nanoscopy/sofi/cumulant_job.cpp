@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <ostream>
+#include <sstream>
 #include <thread>
 
 #include "nanoscopy/backend/registry.hpp"
@@ -47,6 +48,7 @@ SofiCumulantJob::SofiCumulantJob(const SofiCliOptions& options, ToolContext& ctx
   pre_ = p.get_string("SOFI/pre smre");
   post_ = p.get_string("SOFI/post smre");
   split_ = p.get_string("SOFI/split");
+  balanced_ = balanced_options_from(p);
   pixel_size_ = p.get_real("Output/pixel size") > 0 ? p.get_real("Output/pixel size") : info_.pixel_size_nm;
   make_filter();
   // The GPU engine outruns one reading thread: read each chunk with four.
@@ -174,7 +176,11 @@ SofiResults SofiCumulantJob::merge(SofiResults&& mine, const std::vector<std::ve
 void SofiCumulantJob::write_merged(const SequenceResult& r) const {
   SofiImages images = finish_images(problem_, r.acc.finished);
   apply_post_smre(post_, problem_, images, job_.device, ctx_.quiet, out_);
-  const auto files = write_sofi_images(output_, problem_, images, pixel_size_);
+  OutputGroup together;
+  auto files = write_sofi_images(output_, problem_, images, pixel_size_);
+  const auto extra = write_balanced(output_, problem_, images, balanced_, job_.device, pixel_size_, ctx_.quiet, out_);
+  files.insert(files.end(), extra.begin(), extra.end());
+  together.commit();
   if (!ctx_.quiet)
     out_ << "sofi: " << job_.range.count() << " frames of " << info_.path << " on " << job_.world.size
          << " MPI ranks in " << images.blocks << " blocks -> " << file_list(files) << " (" << std::fixed
@@ -192,9 +198,16 @@ void SofiCumulantJob::write_images(const SofiResults& results) const {
                                  ? output_
                                  : sibling_path(output_, r.job.suffix +
                                                              std::filesystem::path(output_).extension().string());
-    const auto files = write_sofi_images(path, problem_, images, pixel_size_);
+    auto files = write_sofi_images(path, problem_, images, pixel_size_);
+    std::ostringstream balanced_note;  // printed under the image summary
+    const auto extra =
+        write_balanced(path, problem_, images, balanced_, job_.device, pixel_size_, ctx_.quiet, balanced_note);
+    files.insert(files.end(), extra.begin(), extra.end());
     const double t = r.seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!ctx_.quiet) print_image_summary(r, images, files, t);
+    if (!ctx_.quiet) {
+      print_image_summary(r, images, files, t);
+      out_ << balanced_note.str();
+    }
   }
   outputs.commit();
 }

@@ -15,6 +15,7 @@
 #include "nanoscopy/cluster/frame_job.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/smre/runner.hpp"
+#include "nanoscopy/sofi/balanced_output.hpp"
 #include "nanoscopy/sofi/cli.hpp"
 #include "nanoscopy/sofi/runner.hpp"
 #include "nanoscopy/sofi/problem.hpp"
@@ -74,6 +75,7 @@ class SofiCumulantJob {
   std::int64_t block_ = 0, chunk_ = 0;
   std::string pre_, post_, split_, output_;
   double pixel_size_ = 0;
+  BalancedOptions balanced_;
   std::unique_ptr<SmreRunner> pre_runner_;
   FrameFilter filter_;
   std::vector<std::unique_ptr<StackReader>> extra_;

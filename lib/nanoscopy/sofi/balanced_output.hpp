@@ -1,0 +1,40 @@
+// sofi --balanced behind the command line: its options, the orders it needs,
+// the deconvolution the user picked (Richardson-Lucy, or SMRE on the device),
+// and its files beside the cumulant image: <out>_balanced.tif|.h5 (pages
+// balanced, rho, epsilon, density) and the PNG previews <out>_balanced.png and
+// <out>_balanced_panel.png (balanced, rho / epsilon, density).
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "nanoscopy/core/device.hpp"
+#include "nanoscopy/params/params.hpp"
+#include "nanoscopy/sofi/balanced.hpp"
+
+namespace nanoscopy {
+
+struct BalancedOptions {
+  bool enabled = false;
+  BalancedSettings settings;
+  std::string method = "rl";  // "rl" or "smre"
+  int iterations = 20;        // Richardson-Lucy
+  std::string smre_prm;       // smre parameter file ("": smre's defaults); its PSF sigma is replaced
+};
+
+// SOFI/balanced and its keys. UsageError: --balanced without an explicit --psf-sigma
+// (a default PSF would give plausible-looking but wrong parameters).
+BalancedOptions balanced_options_from(const Params& p);
+
+// The orders a balanced run computes: 2..n, n the largest of `orders` (3 or 4).
+// UsageError for n < 3 or n > 4, --cross or --moments.
+std::vector<int> balanced_orders(const std::vector<int>& orders, bool cross, bool moments);
+
+// Balances the images and writes the balanced files beside `sofi_path` (inside the
+// caller's OutputGroup, if any); returns the files written.
+std::vector<std::string> write_balanced(const std::string& sofi_path, const SofiProblem& problem,
+                                        const SofiImages& images, const BalancedOptions& options, const Device& device,
+                                        double pixel_size_nm, bool quiet, std::ostream& out);
+
+}  // namespace nanoscopy
