@@ -55,7 +55,7 @@ void add_postprocess_bench_options(CLI::App& cmd, PostprocessBenchOptions& o) {
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
   cmd.add_option("--render-sizes", o.render_sizes, "localizations to render, e.g. 1e6,1e7,1e8")
       ->delimiter(',')->default_str("1e6,1e7,1e8");
-  cmd.add_option("--devices", o.devices, "render devices (cpu, cuda:N); default: cpu and every GPU")->delimiter(',');
+  cmd.add_option("--devices", o.devices, "render and RCC devices (cpu, cuda:N); default: cpu and every GPU")->delimiter(',');
   cmd.add_option("--json", o.json, "also write the results as JSON")->type_name("FILE");
 }
 
@@ -121,17 +121,14 @@ LinkScore score_links(const std::vector<std::int64_t>& blink, const std::vector<
   return s;
 }
 
-// The render hook: seconds to render `locs` on `device`, or nullopt with `why` where no engine exists.
-// The CPU renders with loc/render.hpp; the backend registry has no render engine yet — when it gets one
-// (make_render_engine), it is called here for a GPU device.
+// The render hook: seconds to render `locs` on `device` with the backend registry's render engine (the one
+// fit2d render --device uses; made before the clock starts): the accumulation and reading the picture back.
 std::optional<double> render_engine_time(const BenchDevice& dev, std::span<const Localization> locs,
-                                         const RenderSettings& settings, double& checksum, std::string& why) {
-  if (dev.device.kind != DeviceKind::cpu) {
-    why = "no GPU render engine in the backend registry yet";
-    return std::nullopt;
-  }
+                                         const RenderSettings& settings, double& checksum, std::string&) {
+  Renderer renderer(settings, make_render_engine(dev.device, render_geometry(settings)));
   const auto t0 = std::chrono::steady_clock::now();
-  const RenderedImage image = render_localizations(locs, settings);
+  renderer.add(locs);
+  const RenderedImage image = renderer.finish();
   const double t = seconds_since(t0);
   double sum = 0;
   for (float v : image.pixels) sum += v;
@@ -216,8 +213,8 @@ void run_postprocess_bench(PostprocessBenchOptions o, std::uint64_t seed, bool q
                           {"rms_per_axis_px", e.both()},
                           {"seconds", t}});
   };
-  // The correlations on the CPU with every thread, as fit2d undrift --device cpu runs them (the registry
-  // has no GPU correlation engine yet).
+  // The correlations on the CPU with every thread, as fit2d undrift --device cpu runs them; then on each GPU
+  // of --devices (the cuFFT engine, as fit2d undrift --device cuda), whose drift must match the CPU's.
   const Device cpu = select_device(DeviceRequest::parse("cpu"), true);
   auto t0 = std::chrono::steady_clock::now();
   const RccResult rcc = undrift_rcc(s.locs, o.frames, rcc_step_settings(undrift, kPixelNm, quiet), "simulated",
@@ -228,6 +225,13 @@ void run_postprocess_bench(PostprocessBenchOptions o, std::uint64_t seed, bool q
             0.0);
   drift_row("rcc (" + std::to_string(rcc.segments.size()) + " segments of " + std::to_string(o.segment) + ")",
             rcc.trace, t_rcc);
+  for (const BenchDevice& dev : devices) {
+    if (dev.device.kind == DeviceKind::cpu) continue;
+    t0 = std::chrono::steady_clock::now();
+    const RccResult on_gpu = undrift_rcc(s.locs, o.frames, rcc_step_settings(undrift, kPixelNm, quiet), "simulated",
+                                         [&](const CorrelationGeometry& g) { return make_correlation_engine(dev.device, g); });
+    drift_row("rcc on " + dev.label, on_gpu.trace, seconds_since(t0));
+  }
   if (o.markers > 0) {
     t0 = std::chrono::steady_clock::now();
     const FiducialDrift f = fiducial_drift(s.locs, o.frames, fit2d_track_settings(p), undrift.smooth, "simulated");
