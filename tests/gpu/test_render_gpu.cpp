@@ -4,8 +4,9 @@
 // sums each share in double; the GPU forms the shares in float (erf/erfc on the
 // tail side, render_math.hpp) and adds them with float atomics in any order.
 // Stated tolerances:
-//   - histogram: the density and z sums equal exactly in count (integers in
-//     float, below 2^24), the z sums within 1e-5 relative (float sums of z);
+//   - histogram: the density equal exactly (integers in float, below 2^24), the
+//     z sums within 1e-5 of 500 nm × the pixel's count (float sums of z ∈ ±500
+//     nm cancel, so the sum itself is no scale);
 //   - Gaussian and the z colour: the integral within 1e-5 relative; every
 //     pixel within 1e-3 relative of the CPU's value, or 1e-6 of the image's
 //     largest value absolute for the faint tails (where a float share keeps
@@ -30,13 +31,15 @@ using namespace nanoscopy;
 
 namespace {
 
-std::vector<Localization> random_locs(std::size_t count, double field_px, std::uint64_t seed) {
+// Camera-pixel positions over the width × height field and half a pixel beyond (some fall outside).
+std::vector<Localization> random_locs(std::size_t count, double width_px, double height_px, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> pos(-1.0, field_px + 0.5), lp(0.01, 0.4), z(-500.0, 500.0), u(0, 1);
+  std::uniform_real_distribution<double> px(-1.0, width_px + 0.5), py(-1.0, height_px + 0.5), lp(0.01, 0.4),
+      z(-500.0, 500.0), u(0, 1);
   std::vector<Localization> locs(count);
   for (Localization& l : locs) {
-    l.x = pos(rng);
-    l.y = pos(rng);
+    l.x = px(rng);
+    l.y = py(rng);
     if (u(rng) < 0.05) l.x = std::round(l.x * 10.0) / 10.0 - 0.5;  // on a rendered pixel's edge (10 per camera px)
     l.lpx = lp(rng);
     l.lpy = u(rng) < 0.5 ? l.lpx : lp(rng);
@@ -64,6 +67,21 @@ Compared compare(const std::vector<float>& c, const std::vector<float>& g, doubl
   return r;
 }
 
+// z sums cancel (z in ±500 nm), so a pixel's float rounding is judged against its scale Σ share·|z| ≤
+// 500 nm × its density, not against the (possibly near-zero) sum itself.
+double worst_z(const RenderedImage& c, const RenderedImage& g) {
+  REQUIRE(c.z_sum.size() == g.z_sum.size());
+  REQUIRE(c.pixels.size() == c.z_sum.size());
+  float top = 0;
+  for (float v : c.pixels) top = std::max(top, v);
+  double worst = 0;
+  for (std::size_t i = 0; i < c.z_sum.size(); ++i) {
+    const double scale = std::max(500.0 * c.pixels[i], 500.0 * 1e-6 * top);
+    worst = std::max(worst, std::abs(static_cast<double>(g.z_sum[i]) - c.z_sum[i]) / scale);
+  }
+  return worst;
+}
+
 RenderedImage render_on(const Device& device, std::span<const Localization> locs, const RenderSettings& s,
                         std::size_t chunk) {
   Renderer r(s, make_render_engine(device, render_geometry(s)));
@@ -88,7 +106,7 @@ RenderSettings settings(RenderMode mode, bool color_z) {
 TEST_CASE("CUDA render equals the CPU render: histogram, Gaussian, z sums") {
   const Device gpu = select_device(DeviceRequest::parse("cuda"), true);
   const Device cpu = Device{};
-  const auto locs = random_locs(300000, 60, 7);
+  const auto locs = random_locs(300000, 60, 40, 7);
   for (const RenderMode mode : {RenderMode::histogram, RenderMode::gaussian})
     for (const bool z : {false, true}) {
       INFO((mode == RenderMode::histogram ? "histogram" : "gaussian") << (z ? " + z" : ""));
@@ -100,10 +118,7 @@ TEST_CASE("CUDA render equals the CPU render: histogram, Gaussian, z sums") {
       CHECK(c.rendered < static_cast<std::int64_t>(locs.size()));  // some fall outside
       if (mode == RenderMode::histogram) {
         CHECK(g.pixels == c.pixels);
-        if (z) {
-          const Compared zc = compare(c.z_sum, g.z_sum, 1e-6);
-          CHECK(zc.worst <= 1e-5);
-        }
+        if (z) CHECK(worst_z(c, g) <= 1e-5);
         continue;
       }
       const Compared d = compare(c.pixels, g.pixels, 1e-6);
@@ -111,9 +126,9 @@ TEST_CASE("CUDA render equals the CPU render: histogram, Gaussian, z sums") {
       CHECK(d.integral_gpu == doctest::Approx(d.integral_cpu).epsilon(1e-5));
       CHECK(d.worst <= 1e-3);
       if (z) {
-        const Compared zc = compare(c.z_sum, g.z_sum, 1e-6);
-        MESSAGE("z sums: worst pixel " << zc.worst);
-        CHECK(zc.worst <= 1e-3);
+        const double zw = worst_z(c, g);
+        MESSAGE("z sums: worst pixel " << zw << " of 500 nm × its density");
+        CHECK(zw <= 1e-3);
         const RgbImage rc = color_by_z(c), rg = color_by_z(g);
         CHECK(rg.z_low == doctest::Approx(rc.z_low).epsilon(1e-4));
         CHECK(rg.z_high == doctest::Approx(rc.z_high).epsilon(1e-4));
@@ -130,7 +145,7 @@ TEST_CASE("CUDA render equals the CPU render: histogram, Gaussian, z sums") {
 
 TEST_CASE("CUDA render: streamed chunks equal one shot; the caller's memory equals the engine's buffers") {
   const Device gpu = select_device(DeviceRequest::parse("cuda"), true);
-  const auto locs = random_locs(200000, 60, 11);
+  const auto locs = random_locs(200000, 60, 40, 11);
   const RenderSettings s = settings(RenderMode::gaussian, true);
   const RenderedImage once = render_on(gpu, locs, s, locs.size());
   for (const std::size_t chunk : {std::size_t{1}, std::size_t{997}, std::size_t{65536}}) {
@@ -141,7 +156,7 @@ TEST_CASE("CUDA render: streamed chunks equal one shot; the caller's memory equa
     const RenderedImage reference = chunk == 1 ? render_on(gpu, part, s, part.size()) : once;
     CHECK(streamed.rendered == reference.rendered);
     CHECK(compare(reference.pixels, streamed.pixels, 1e-6).worst <= 1e-3);
-    CHECK(compare(reference.z_sum, streamed.z_sum, 1e-6).worst <= 1e-3);
+    CHECK(worst_z(reference, streamed) <= 1e-3);
   }
   // Points from the caller's own memory (staged by the engine) equal points written into its buffers.
   auto a = make_render_engine(gpu, render_geometry(s));
@@ -159,5 +174,7 @@ TEST_CASE("CUDA render: streamed chunks equal one shot; the caller's memory equa
   CHECK(da == db);
   CHECK(za == zb);
   const double total = std::accumulate(da.begin(), da.end(), 0.0);
-  CHECK(total == doctest::Approx(3.0).epsilon(2e-3));  // the outside point is left out; the edge ones lose a tail
+  // The outside point is left out; the corner one (0.1 px inside both edges, σ 0.5) keeps Φ(0.2)² of itself.
+  const double corner = std::pow(0.5 * std::erfc(-0.2 / std::sqrt(2.0)), 2);
+  CHECK(total == doctest::Approx(2.0 + corner).epsilon(2e-3));
 }
