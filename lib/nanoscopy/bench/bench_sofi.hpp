@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "nanoscopy/core/device.hpp"
+
 namespace nanoscopy {
 
 struct SofiBenchOptions {
@@ -38,6 +40,21 @@ struct SofiBenchOptions {
   std::string images;
   std::string json;
 };
+
+// HOOK (issue 19, balanced SOFI): `sofi --balanced` is written on another
+// branch. After merging it, the lead sets kBalancedSofiEntry to a function that
+// makes the balanced SOFI image of frames [first, first + step·count) of a stack;
+// bench sofi then adds its row (odd/even FRC and the truth). While it is null
+// the row is skipped and the report says so: no number is made up.
+struct BalancedSofiImage {
+  std::vector<float> pixels;
+  std::int64_t width = 0, height = 0;  // its grid: the camera's times `upsample`
+  int upsample = 1;
+  int order = 2;  // the cumulant order it was balanced from (truth: order-n PSF σ/√n, weight ε^n w_n)
+};
+using BalancedSofiEntry = BalancedSofiImage (*)(const std::string& stack, std::int64_t first, std::int64_t step,
+                                                std::int64_t count, const Device& device, double psf_sigma_px);
+inline constexpr BalancedSofiEntry kBalancedSofiEntry = nullptr;
 
 void add_sofi_bench_options(CLI::App& cmd, SofiBenchOptions& options);
 void run_sofi_bench(const SofiBenchOptions& options, std::uint64_t seed, int repeats, bool quiet, std::ostream& out);
