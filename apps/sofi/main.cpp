@@ -67,9 +67,8 @@ int main(int argc, char** argv) {
       "interpolation (local, no ringing; mixes pixels of one frame only, so lagged cumulants stay noise-free), the\n"
       "image registered to the first frame. --bleach-correction: none = no centring but the overall mean (a bleaching\n"
       "stack then shows its decay as fluctuation); block (default) = each --block centred on its own mean, as bSOFI\n"
-      "and pysofi's sub-sequences; exponential = A exp(-t/tau) + C fitted to the mean intensity per frame and each\n"
-      "frame scaled back as C + (F - C) exp(t/tau) (gain at most 100; Fiji's Bleach Correction, Exponential Fit),\n"
-      "then blocks as usual. Neither works with --partial or mpirun (the first pass needs the whole range).");
+      "and pysofi's sub-sequences; exponential = f(t) = A exp(-t/tau) + C fitted to the mean intensity per frame and\n"
+      "each frame scaled by f(0)/f(t) (at most 100; Fiji's Bleach Correction, Exponential Fit), then blocks as usual. Neither works with --partial or mpirun (the first pass needs the whole range).");
   return app.run(argc, argv, [&](ToolContext& ctx) {
     if (*merge_cmd) return run_sofi_merge(merge, ctx, std::cout);
     run_sofi_cli(options, ctx, std::cout);

@@ -103,8 +103,8 @@ const Schema& sofi_schema() {
            "largest drift between any two drift blocks in px, the correlation's search radius (0: a quarter of the "
            "smaller frame side)");
     s.choice("SOFI/bleach correction", "block", {"none", "block", "exponential"},
-             "none: one block over the whole range; block: each --block centred on its own mean; exponential: the "
-             "decay A exp(-t/tau) + C of the mean intensity fitted and divided out of every frame first, then blocks");
+             "none: one block over the whole range; block: each --block centred on its own mean; exponential: "
+             "f(t) = A exp(-t/tau) + C fitted to the mean intensity, every frame scaled by f(0)/f(t) first, then blocks");
     s.real("Output/pixel size", 0, 0, {}, "pixel size in nm recorded in the output (0: the stack's own, if any)");
     return s;
   }();

@@ -38,7 +38,9 @@ Linear fit_at(std::span<const double> y, double k) {
 
 double BleachFit::gain(double t) const {
   if (!decays) return 1.0;
-  return std::min(std::exp(t / tau_frames), kMaxBleachGain);
+  const double now = amplitude * std::exp(-t / tau_frames) + constant;
+  if (!(now > 0)) return kMaxBleachGain;
+  return std::min((amplitude + constant) / now, kMaxBleachGain);
 }
 
 BleachFit fit_exponential_decay(std::span<const double> y) {
@@ -69,7 +71,7 @@ BleachFit fit_exponential_decay(std::span<const double> y) {
   f.tau_frames = 1.0 / k;
   f.constant = l.c;
   f.rms_residual = std::sqrt(l.sse / n);
-  f.decays = l.a > 0;
+  f.decays = l.a > 0 && l.a + l.c > 0;
   return f;
 }
 

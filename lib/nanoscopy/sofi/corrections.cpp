@@ -95,8 +95,7 @@ SofiCorrections measure_sofi_corrections(StackReader& reader, FrameRange::Resolv
       c.dy = static_cast<float>(out.drift->dy[static_cast<std::size_t>(i)]);
     }
     if (out.bleach && out.bleach->decays) {
-      c.gain = static_cast<float>(out.bleach->gain(static_cast<double>(i)));
-      c.offset = static_cast<float>(out.bleach->constant);
+      c.gain = static_cast<float>(out.bleach->gain(static_cast<double>(i)));  // about 0: Fiji's ratio
     }
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

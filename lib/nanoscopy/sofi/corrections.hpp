@@ -28,8 +28,8 @@ class StackReader;
 
 // --bleach-correction: none (one block over the whole range: no centring but
 // the overall mean), block (each --block centred on its own mean: the default,
-// as bSOFI and pysofi's sub-sequences), exponential (the fitted decay divided
-// out of every frame first, bleach_fit.hpp; the blocks are then centred as well).
+// as bSOFI and pysofi's sub-sequences), exponential (every frame scaled by
+// f(0)/f(t) of the fitted decay first, bleach_fit.hpp; the blocks are then centred as well).
 enum class BleachCorrection { none, block, exponential };
 BleachCorrection parse_bleach_correction(const std::string& text);  // UsageError naming --bleach-correction
 const char* to_string(BleachCorrection b);

@@ -247,7 +247,7 @@ void SofiCumulantJob::print_corrections_summary() const {
     const auto& b = *c.bleach;
     if (b.decays)
       out_ << "; bleaching: mean intensity " << std::setprecision(1) << b.amplitude << " exp(-t/" << b.tau_frames
-           << ") + " << b.constant << ", last frame scaled by " << std::setprecision(2)
+           << ") + " << b.constant << ", frames scaled by f(0)/f(t), the last by " << std::setprecision(2)
            << b.gain(static_cast<double>(c.frame_mean.size() - 1));
     else
       out_ << "; bleaching: the mean intensity does not decay, frames left as they are";
