@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -223,4 +224,41 @@ TEST_CASE("bad sofi input: one line, a distinct exit code, no output") {
   write_file(dir / "c_sofi_parts" / "part-00000.h5", "stale");
   expect_one_line_error(run_command(submit + " sofi " + q(stack) + " -o " + q(dir / "c.tif")), 2,
                         "already holds part files");
+}
+
+// ---- issue 19: drift and bleaching corrections (first pass) ----
+
+TEST_CASE("sofi --undrift writes the drift beside the image; --partial refuses it") {
+  TempDir dir;
+  const fs::path stack = dir / "drift.tif";
+  const auto sim = run_command(shell_quote(app_path("bench")) + " simulate blinking --quiet -o " + q(stack) +
+                               " --frames 800 --size 48 --emitters 80 --seed 5 --blinking exponential --drift-x 0.004 --drift-y -0.002");
+  REQUIRE_MESSAGE(sim.exit_code == 0, sim.output);
+  const fs::path out = dir / "s.tif";
+  const auto r = sofi(q(stack) + " -o " + q(out) + " --orders 2 --block 200 --undrift --drift-block 100 " +
+                      "--bleach-correction exponential --pixel-size 100");
+  CAPTURE(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.output, "first pass over 800 frames"));
+  CHECK(contains(r.output, "drift of 8 blocks"));
+  CHECK(fs::exists(dir / "s_drift.png"));
+  const std::string csv = read_file(dir / "s_drift.csv");
+  CHECK(csv.rfind("frame,dx_px,dy_px,dx_nm,dy_nm\n", 0) == 0);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 801);
+  // The last frame's drift: imposed 799 * (0.004, -0.002) px = (3.2, -1.6) px, i.e. (320, -160) nm; this
+  // checks the wiring (the accuracy is test_sofi_drift.cpp's): within 0.25 px.
+  const auto last = csv.substr(csv.rfind("799,"));
+  double frame = 0, dx = 0, dy = 0, dx_nm = 0, dy_nm = 0;
+  REQUIRE(std::sscanf(last.c_str(), "%lf,%lf,%lf,%lf,%lf", &frame, &dx, &dy, &dx_nm, &dy_nm) == 5);
+  CHECK(std::abs(dx - 3.196) < 0.25);
+  CHECK(std::abs(dy + 1.598) < 0.25);
+  CHECK(dx_nm == doctest::Approx(100 * dx));
+
+  expect_one_line_error(sofi(q(stack) + " --frames 0:400 --partial " + q(dir / "p.h5") + " --undrift"), 2,
+                        "--undrift measures the whole range in a first pass");
+  expect_one_line_error(sofi(q(stack) + " -o " + q(dir / "t.tif") + " --bleach-correction linear"), 2,
+                        "bleach");
+  expect_one_line_error(sofi(q(stack) + " -o " + q(dir / "t.tif") + " --undrift --drift-block 500"), 3,
+                        "at least 2 drift blocks");
+  CHECK_FALSE(fs::exists(dir / "t.tif"));
 }

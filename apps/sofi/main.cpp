@@ -33,6 +33,11 @@ int main(int argc, char** argv) {
   app.bind("--post-smre", "SOFI/post smre");
   app.bind("--split", "SOFI/split");
   app.bind("--pixel-size", "Output/pixel size");
+  // Drift and bleaching corrections (issue 19).
+  app.bind_flag("--undrift", "SOFI/undrift");
+  app.bind("--drift-block", "SOFI/drift block");
+  app.bind("--max-drift", "SOFI/max drift");
+  app.bind("--bleach-correction", "SOFI/bleach correction");
   cli.add_option("--partial", options.partial,
                  "Write mergeable partial sums of --frames A:B to this HDF5 file instead of an image")
       ->type_name("PART.h5");
@@ -55,6 +60,9 @@ int main(int argc, char** argv) {
       "                                                   density) and s_balanced.png, s_balanced_panel.png\n"
       "  scripts/nanoscopy-submit sofi blink.tif -o s.tif --chunks 16   a SLURM job array and a merge job\n"
       "\n"
+      "  sofi blink.tif -o s.tif --undrift --drift-block 200   drift-corrected; also s_drift.csv and s_drift.png\n"
+      "  sofi blink.tif -o s.tif --bleach-correction exponential   the fitted intensity decay divided out first\n"
+      "\n"
       "Blocks: frames are centred per block of --block frames (bleaching); a block's lag tuples stay inside it.\n"
       "Partial files record the stack and parameter fingerprints; merge refuses parts that differ, overlap or leave\n"
       "a gap.\n"
@@ -62,7 +70,17 @@ int main(int argc, char** argv) {
       "smre) with the PSF of --psf-sigma narrowed by sqrt(order); the on-time ratio rho, brightness epsilon (photons\n"
       "per frame while on) and density N (emitters per px) come from their ratios, NaN where order 2 is below\n"
       "--parameter-mask of its maximum; the balanced image is order 4 linearized (4th root), order 3 where rho\n"
-      "makes order 4 vanish. Blinking must be slow against the lags (on and off times of many frames).");
+      "makes order 4 vanish. Blinking must be slow against the lags (on and off times of many frames).\n"
+      "\n"
+      "Drift and bleaching (two passes over the file): --undrift and --bleach-correction exponential first stream\n"
+      "the range once to measure, then once more for the cumulants. --undrift: the mean image of each --drift-block\n"
+      "block is cross-correlated with the others (FFT, sub-pixel Gaussian peak fit, redundant least squares); the\n"
+      "block drifts are interpolated to every frame (cubic spline) and each frame is shifted back by bilinear\n"
+      "interpolation (local, no ringing; mixes pixels of one frame only, so lagged cumulants stay noise-free), the\n"
+      "image registered to the first frame. --bleach-correction: none = no centring but the overall mean (a bleaching\n"
+      "stack then shows its decay as fluctuation); block (default) = each --block centred on its own mean, as bSOFI\n"
+      "and pysofi's sub-sequences; exponential = f(t) = A exp(-t/tau) + C fitted to the mean intensity per frame and\n"
+      "each frame scaled by f(0)/f(t) (at most 100; Fiji's Bleach Correction, Exponential Fit), then blocks as usual. Neither works with --partial or mpirun (the first pass needs the whole range).");
   return app.run(argc, argv, [&](ToolContext& ctx) {
     if (*merge_cmd) return run_sofi_merge(merge, ctx, std::cout);
     run_sofi_cli(options, ctx, std::cout);

@@ -26,6 +26,7 @@
 #include "common/owners.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/fault_injection.hpp"
+#include "sofi/correction_kernels.hpp"
 #include "sofi/sofi_kernels.hpp"
 
 namespace nanoscopy::cuda {
@@ -205,6 +206,8 @@ class CudaSofiEngine final : public SofiEngine {
         cudaStreamSynchronize(st_->compute.get());
       }
       st_.reset();
+      corrected_ = DeviceBuffer<float>();
+      corrections_ = DeviceBuffer<SofiFrameCorrection>();
     } catch (...) {
     }
   }
@@ -256,6 +259,18 @@ class CudaSofiEngine final : public SofiEngine {
     SofiChunkArgs args;
     args.frames = st_->frames[b].get();
     args.source = f32 ? SofiSource::f32 : (integral_shift_ ? SofiSource::u16_integral_shift : SofiSource::u16);
+    if (chunk.corrections) {
+      // Corrected into a third buffer (float32) on the compute stream, which
+      // orders it after the previous chunk's kernel, then summed from there.
+      ensure_corrected();
+      NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(corrections_.get(), chunk.corrections,
+                                           static_cast<std::size_t>(chunk.count) * sizeof(SofiFrameCorrection),
+                                           cudaMemcpyHostToDevice, compute));  // pageable: staged before return
+      launch_sofi_correct_frames(st_->frames[b].get(), !f32, plan_.width, plan_.height, chunk.count,
+                                 corrections_.get(), corrected_.get(), compute);
+      args.frames = corrected_.get();
+      args.source = SofiSource::f32;
+    }
     args.first = chunk.first;
     args.count = chunk.count;
     args.tuple_end = chunk.tuple_end;
@@ -313,6 +328,15 @@ class CudaSofiEngine final : public SofiEngine {
   }
 
  private:
+  // The corrections' buffers, made on the first corrected chunk (runs without
+  // corrections never pay for them): chunk_ float32 frames and chunk_ corrections.
+  void ensure_corrected() {
+    if (corrected_.get()) return;
+    const auto n = static_cast<std::size_t>(chunk_ * plan_.pixels());
+    corrected_ = DeviceBuffer<float>(n);
+    corrections_ = DeviceBuffer<SofiFrameCorrection>(static_cast<std::size_t>(chunk_));
+  }
+
   int gpu_;
   SofiProblem plan_;
   std::string name_;
@@ -322,6 +346,8 @@ class CudaSofiEngine final : public SofiEngine {
   std::vector<float> shift_;
   bool integral_shift_ = true;
   std::unique_ptr<State> st_;
+  DeviceBuffer<float> corrected_;                   // see ensure_corrected()
+  DeviceBuffer<SofiFrameCorrection> corrections_;
 };
 
 }  // namespace

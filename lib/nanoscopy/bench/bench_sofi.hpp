@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "nanoscopy/core/device.hpp"
+
 namespace nanoscopy {
 
 struct SofiBenchOptions {

@@ -277,6 +277,13 @@ void add_blinking_options(CLI::App& cmd, BlinkingCliOptions& o) {
       ->default_val(s.power_law_max_frames)->check(CLI::PositiveNumber);
   cmd.add_option("--bleach-frames", s.bleach_frames, "mean on-time before bleaching, frames (0: never)")
       ->default_val(s.bleach_frames)->check(CLI::NonNegativeNumber);
+  cmd.add_option("--drift-x", s.drift_x_px_per_frame, "stage drift in x, px per frame (sofi --undrift tests)")
+      ->default_val(s.drift_x_px_per_frame);
+  cmd.add_option("--drift-y", s.drift_y_px_per_frame, "stage drift in y, px per frame")->default_val(s.drift_y_px_per_frame);
+  cmd.add_option("--drift-wobble", s.drift_wobble_px, "amplitude of a sinusoidal drift on top, px")
+      ->default_val(s.drift_wobble_px);
+  cmd.add_option("--drift-period", s.drift_wobble_period, "period of the wobble, frames")
+      ->default_val(s.drift_wobble_period)->check(CLI::PositiveNumber);
   cmd.add_option("--photon-budget", s.photon_budget, "mean photons emitted before bleaching (0: unlimited)")
       ->default_val(s.photon_budget)->check(CLI::NonNegativeNumber);
   cmd.add_option("--brightness", s.brightness, "photons per frame while on")->default_val(s.brightness)

@@ -134,6 +134,17 @@ const Schema& sofi_schema() {
              "divided by sqrt(order) on the image's own grid");
     s.choice("SOFI/split", "none", {"none", "odd-even", "halves"},
              "also write images of the even/odd frames (_even, _odd) or of the two halves (_first, _second), for frc");
+    // Drift and bleaching corrections (issue 19): a first pass over the frames before the cumulants.
+    s.boolean("SOFI/undrift", false,
+              "estimate the stage drift from the mean images of --drift-block blocks (cross-correlation) and shift "
+              "every frame back by it (bilinear) before the cumulants; writes OUT_drift.csv and OUT_drift.png");
+    s.integer("SOFI/drift block", 0, 0, {}, "frames per drift block of --undrift (0: --block)");
+    s.real("SOFI/max drift", 0, 0, {},
+           "largest drift between any two drift blocks in px, the correlation's search radius (0: a quarter of the "
+           "smaller frame side)");
+    s.choice("SOFI/bleach correction", "block", {"none", "block", "exponential"},
+             "none: one block over the whole range; block: each --block centred on its own mean; exponential: "
+             "f(t) = A exp(-t/tau) + C fitted to the mean intensity, every frame scaled by f(0)/f(t) first, then blocks");
     s.real("Output/pixel size", 0, 0, {}, "pixel size in nm recorded in the output (0: the stack's own, if any)");
     return s;
   }();

@@ -46,6 +46,10 @@ void validate(const BlinkingSettings& s) {
   require(s.em_gain >= 1, "--em-gain", "must be at least 1 (1: no EM gain)");
   require(s.read_noise >= 0, "--read-noise", "must not be negative");
   require(s.sensitivity > 0, "--sensitivity", "must be positive");
+  require(std::isfinite(s.drift_x_px_per_frame) && std::isfinite(s.drift_y_px_per_frame) &&
+              std::isfinite(s.drift_wobble_px),
+          "--drift", "must be finite");
+  require(s.drift_wobble_period > 0, "--drift-period", "must be positive");
   require(s.truth_upsample >= 1 && s.truth_upsample <= 64, "--truth-upsample", "must be in 1..64");
 }
 
@@ -121,7 +125,17 @@ class Camera {
 };
 
 
+bool drifts(const BlinkingSettings& s) {
+  return s.drift_x_px_per_frame != 0 || s.drift_y_px_per_frame != 0 || s.drift_wobble_px != 0;
+}
+
 }  // namespace
+
+DriftPx blinking_drift(const BlinkingSettings& s, double t) {
+  const double phase = 2 * std::numbers::pi * t / s.drift_wobble_period;
+  return {s.drift_x_px_per_frame * t + s.drift_wobble_px * std::sin(phase),
+          s.drift_y_px_per_frame * t + s.drift_wobble_px * (1 - std::cos(phase))};
+}
 
 BlinkingResult simulate_blinking(const BlinkingSettings& s, const std::string& path, bool quiet) {
   validate(s);
@@ -151,12 +165,19 @@ BlinkingResult simulate_blinking(const BlinkingSettings& s, const std::string& p
   std::vector<std::uint16_t> frame(pixels);
   Camera camera(s);
   Progress progress("simulate blinking", s.frames, quiet);
+  const bool drifting = drifts(s);
   for (std::int64_t t = 0; t < s.frames; ++t) {
     std::fill(expected.begin(), expected.end(), s.background);
     for (std::size_t k = 0; k < n; ++k) {
       const double photons = s.brightness * traces[k].next_frame();
       if (photons <= 0) continue;
-      const auto& f = footprints[k];
+      // A drifting stage moves the footprint every frame: during frame t the drift is blinking_drift(t).
+      Footprint moved;
+      if (drifting) {
+        const DriftPx d = blinking_drift(s, static_cast<double>(t));
+        moved = footprint({points[k].x + d.x, points[k].y + d.y}, s);
+      }
+      const auto& f = drifting ? moved : footprints[k];
       for (std::size_t j = 0; j < f.py.size(); ++j) {
         double* row = expected.data() + (f.y_first + static_cast<std::int64_t>(j)) * s.width + f.x_first;
         const double wy = photons * f.py[j];
@@ -194,6 +215,7 @@ BlinkingResult simulate_blinking(const BlinkingSettings& s, const std::string& p
     const double on_fraction = traces[k].total_on_time() / frames;
     on_sum += on_fraction;
     if (traces[k].bleach_frame() >= 0) ++result.bleached;
+    result.emitter_list.push_back({p.x, p.y, s.brightness, on_fraction});
     rows.insert(rows.end(), {static_cast<double>(k), p.x, p.y, (p.x + 0.5) * s.pixel_size_nm,
                              (p.y + 0.5) * s.pixel_size_nm, s.brightness, on_fraction,
                              static_cast<double>(traces[k].bleach_frame())});

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace nanoscopy {
 
@@ -63,14 +64,29 @@ struct BlinkingSettings {
   double sensitivity = 1;            // e⁻ per ADU
   bool noise_free = false;           // no Poisson, Gamma or read noise: e = expectation × em_gain
 
+  // Stage drift (sofi --undrift tests and bench): in frame t every emitter sits
+  // at its position + blinking_drift(settings, t), a linear drift plus a
+  // sinusoidal wobble; zero at frame 0, so the truth is frame 0's sample.
+  double drift_x_px_per_frame = 0, drift_y_px_per_frame = 0;
+  double drift_wobble_px = 0;          // amplitude of the wobble, px (x and y, a quarter period apart)
+  double drift_wobble_period = 1000;   // frames
+
   // Truth
   int truth_upsample = 8;            // the truth image's grid is the camera grid × this
 
   std::uint64_t seed = 1;
 };
 
+// One emitter as <stem>_emitters.csv has it (for truth images in memory).
+struct BlinkingEmitter {
+  double x = 0, y = 0;     // px at frame 0
+  double brightness = 0;   // photons per frame while on
+  double on_fraction = 0;  // measured over the movie
+};
+
 // What was simulated (the per-emitter rows are in <stem>_emitters.csv).
 struct BlinkingResult {
+  std::vector<BlinkingEmitter> emitter_list;  // the rows of the CSV
   std::int64_t emitters = 0;
   double mean_on_fraction = 0;   // measured over the movie, averaged over emitters
   std::int64_t bleached = 0;     // emitters that bleached within the movie
@@ -96,6 +112,12 @@ struct BlinkingResult {
 BlinkingResult simulate_blinking(const BlinkingSettings& settings, const std::string& path, bool quiet = true);
 
 // Building blocks, public for tests.
+
+struct DriftPx {
+  double x = 0, y = 0;
+};
+// The imposed stage drift at (the start of) frame t, px; (0, 0) at t = 0.
+DriftPx blinking_drift(const BlinkingSettings& settings, double t);
 
 // Capped Pareto duration t_min·v^(−1/μ), at most `cap`, for v ∈ (0, 1].
 double pareto_duration(double t_min, double mu, double cap, double v);

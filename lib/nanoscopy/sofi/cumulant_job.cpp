@@ -1,6 +1,7 @@
 #include "nanoscopy/sofi/cumulant_job.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iomanip>
 #include <ostream>
@@ -13,6 +14,7 @@
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/smre/cli.hpp"
+#include "nanoscopy/sofi/drift_output.hpp"
 #include "nanoscopy/sofi/merge.hpp"
 #include "nanoscopy/sofi/output.hpp"
 #include "nanoscopy/sofi/partial.hpp"
@@ -50,6 +52,12 @@ SofiCumulantJob::SofiCumulantJob(const SofiCliOptions& options, ToolContext& ctx
   split_ = p.get_string("SOFI/split");
   balanced_ = balanced_options_from(p);
   pixel_size_ = p.get_real("Output/pixel size") > 0 ? p.get_real("Output/pixel size") : info_.pixel_size_nm;
+  correction_settings_.undrift = p.get_bool("SOFI/undrift");
+  correction_settings_.drift_block = p.get_int("SOFI/drift block") > 0 ? p.get_int("SOFI/drift block") : block_;
+  correction_settings_.drift.max_drift_px = p.get_real("SOFI/max drift");
+  correction_settings_.bleach = parse_bleach_correction(p.get_string("SOFI/bleach correction"));
+  correction_settings_.quiet = ctx.quiet;
+  if (correction_settings_.undrift) (void)sofi_drift_geometry(info_.width, info_.height, correction_settings_.drift);
   make_filter();
   // The GPU engine outruns one reading thread: read each chunk with four.
   if (job.device.kind == DeviceKind::cuda && !filter_)
@@ -82,6 +90,10 @@ void SofiCumulantJob::make_filter() {
 }
 
 void SofiCumulantJob::check_outputs() {
+  if (correction_settings_.any() && (job_.part() || job_.mpi()))
+    throw UsageError(job_.part() ? "--partial" : "mpirun",
+                     std::string(correction_settings_.undrift ? "--undrift" : "--bleach-correction exponential") +
+                         " measures the whole range in a first pass; run it in one process");
   if (job_.part()) {
     if (split_ != "none") throw UsageError("--partial", "partial sums cannot be split (--split); merge first");
     if (!post_.empty()) throw UsageError("--partial", "--post-smre applies to the merged image: give it to sofi merge");
@@ -101,8 +113,9 @@ SofiRunInput SofiCumulantJob::input_for(FrameSequence sequence, std::int64_t beg
   in.sequence = sequence;
   in.begin = begin;
   in.end = end;
-  in.block = block_;
+  in.block = block_for(sequence);
   in.filter = filter_;
+  in.corrections = corrections_ ? &*corrections_ : nullptr;
   in.quiet = ctx_.quiet;
   in.progress_label = std::move(label);
   return in;
@@ -119,11 +132,22 @@ SequenceResult SofiCumulantJob::run(const SequenceJob& job, std::int64_t begin, 
   return r;
 }
 
+std::int64_t SofiCumulantJob::block_for(const FrameSequence& sequence) const {
+  return correction_settings_.bleach == BleachCorrection::none ? sequence.count : block_;
+}
+
+void SofiCumulantJob::measure_corrections() {
+  const Device device = job_.device;
+  corrections_ = measure_sofi_corrections(reader_, job_.range, correction_settings_,
+                                          [&](const CorrelationGeometry& g) { return make_correlation_engine(device, g); });
+}
+
 // A part sums frames A:B of the whole stack; a rank its share of the range (as
 // one sequence, so rank 0 completes the blocks cut between ranks); one process
-// the range, and with --split its halves too.
-SofiResults SofiCumulantJob::process() const {
+// the range, and with --split its halves too (after the first pass, if any).
+SofiResults SofiCumulantJob::process() {
   const FrameRange::Resolved range = job_.range;
+  if (correction_settings_.any()) measure_corrections();
   if (job_.part()) return {run({"", {0, 1, info_.frames}}, range.first, range.last, "sofi partial")};
   if (job_.mpi()) {
     const auto mine = job_.mine();
@@ -143,7 +167,7 @@ void SofiCumulantJob::write_part(SequenceResult& r) const {
   part.stack_fingerprint = stack_fingerprint(reader_);
   Fnv params;
   params.add(problem_.describe());
-  params.add(block_);
+  params.add(block_for(r.job.sequence));
   params.add(file_fingerprint(pre_));
   part.parameter_fingerprint = params.hex();
   part.stack_name = std::filesystem::path(info_.path).filename().string();
@@ -151,7 +175,7 @@ void SofiCumulantJob::write_part(SequenceResult& r) const {
   part.sequence = r.job.sequence;
   part.begin = range.first;
   part.end = range.last;
-  part.block = block_;
+  part.block = block_for(r.job.sequence);
   part.width = info_.width;
   part.height = info_.height;
   part.pixel_size_nm = pixel_size_;
@@ -169,7 +193,8 @@ SofiResults SofiCumulantJob::merge(SofiResults&& mine, const std::vector<std::ve
   total.acc.finished.reset(problem_);
   for (std::size_t r = 0; r < all.size(); ++r)
     merge_accumulation(total.acc, unpack_accumulation(problem_, all[r]), rank_name(static_cast<int>(r)));
-  close_open_blocks(problem_, SofiBlocks{job_.range.count(), block_}, total.acc, "mpirun", sofi_threads());
+  close_open_blocks(problem_, SofiBlocks{job_.range.count(), block_for(total.job.sequence)}, total.acc, "mpirun",
+                    sofi_threads());
   return {std::move(total)};
 }
 
@@ -209,7 +234,38 @@ void SofiCumulantJob::write_images(const SofiResults& results) const {
       out_ << balanced_note.str();
     }
   }
+  if (corrections_ && corrections_->drift) {
+    const auto files = write_sofi_drift_files(output_, *corrections_, pixel_size_);
+    if (!ctx_.quiet) out_ << "  drift -> " << file_list(files) << "\n";
+  }
+  if (!ctx_.quiet) print_corrections_summary();
   outputs.commit();
+}
+
+void SofiCumulantJob::print_corrections_summary() const {
+  if (!corrections_) return;
+  const SofiCorrections& c = *corrections_;
+  out_ << "  first pass over " << c.frame_mean.size() << " frames: " << std::fixed << std::setprecision(2) << c.seconds
+       << " s";
+  if (c.drift) {
+    const auto& d = *c.drift;
+    double largest = 0;
+    for (std::size_t i = 0; i < d.dx.size(); ++i) largest = std::max(largest, std::hypot(d.dx[i], d.dy[i]));
+    out_ << "; drift of " << d.block_time.size() << " blocks of " << correction_settings_.drift_block << " frames by "
+         << d.pairs << " correlations (" << d.engine << ", " << d.correlation_seconds << " s), " << d.dropped
+         << " dropped as outliers, residual " << std::setprecision(3) << d.rms_residual_px << " px rms, largest "
+         << std::setprecision(2) << largest << " px (last frame " << d.dx.back() << ", " << d.dy.back() << ")";
+  }
+  if (c.bleach) {
+    const auto& b = *c.bleach;
+    if (b.decays)
+      out_ << "; bleaching: mean intensity " << std::setprecision(1) << b.amplitude << " exp(-t/" << b.tau_frames
+           << ") + " << b.constant << ", frames scaled by f(0)/f(t), the last by " << std::setprecision(2)
+           << b.gain(static_cast<double>(c.frame_mean.size() - 1));
+    else
+      out_ << "; bleaching: the mean intensity does not decay, frames left as they are";
+  }
+  out_ << "\n";
 }
 
 void SofiCumulantJob::print_image_summary(const SequenceResult& r, const SofiImages& images,
@@ -217,7 +273,7 @@ void SofiCumulantJob::print_image_summary(const SequenceResult& r, const SofiIma
   const FrameSequence& sequence = r.job.sequence;
   out_ << "sofi: " << sequence.count << " frames of " << info_.width << "x" << info_.height << " (" << info_.path;
   if (sequence.step == 2) out_ << ", every 2nd frame from " << sequence.first;
-  out_ << ") in " << images.blocks << " blocks of " << block_ << (pre_.empty() ? "" : ", SMRE on every frame first")
+  out_ << ") in " << images.blocks << " blocks of " << block_for(sequence) << (pre_.empty() ? "" : ", SMRE on every frame first")
        << ", " << r.engine << "\n";
   for (const auto& label : problem_.labels) out_ << "  " << label << "\n";
   out_ << "  -> " << file_list(files) << " (" << std::fixed << std::setprecision(2) << t << " s, "

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "nanoscopy/smre/runner.hpp"
 #include "nanoscopy/sofi/balanced_output.hpp"
 #include "nanoscopy/sofi/cli.hpp"
+#include "nanoscopy/sofi/corrections.hpp"
 #include "nanoscopy/sofi/runner.hpp"
 #include "nanoscopy/sofi/problem.hpp"
 
@@ -55,7 +57,11 @@ class SofiCumulantJob {
   void check_outputs();
   SofiRunInput input_for(FrameSequence sequence, std::int64_t begin, std::int64_t end, std::string label) const;
   SequenceResult run(const SequenceJob& job, std::int64_t begin, std::int64_t end, std::string label) const;
-  SofiResults process() const;
+  // --bleach-correction none: one block over the whole sequence; else --block.
+  std::int64_t block_for(const FrameSequence& sequence) const;
+  void measure_corrections();  // the first pass of --undrift / --bleach-correction exponential
+  void print_corrections_summary() const;
+  SofiResults process();
   void write_part(SequenceResult& r) const;
   SofiResults merge(SofiResults&& mine, const std::vector<std::vector<double>>& all) const;
   void write_merged(const SequenceResult& r) const;
@@ -76,6 +82,8 @@ class SofiCumulantJob {
   std::string pre_, post_, split_, output_;
   double pixel_size_ = 0;
   BalancedOptions balanced_;
+  SofiCorrectionSettings correction_settings_;
+  std::optional<SofiCorrections> corrections_;  // after the first pass, when one is asked for
   std::unique_ptr<SmreRunner> pre_runner_;
   FrameFilter filter_;
   std::vector<std::unique_ptr<StackReader>> extra_;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "nanoscopy/io/pixel_type.hpp"
+#include "nanoscopy/sofi/frame_correction.hpp"
 #include "nanoscopy/sofi/problem.hpp"
 
 namespace nanoscopy {
@@ -36,6 +37,10 @@ struct SofiChunk {
   std::int64_t tuple_end = 0;  // <= first: no tuples in this chunk
   std::int64_t sum_end = 0;    // <= first + count
   std::int64_t block_end = 0;  // the end b1 of the chunk's block (sequence frames)
+  // sofi --undrift / --bleach-correction exponential: `count` corrections, one per
+  // frame of the chunk, applied before anything is summed (frame_correction.hpp);
+  // null: the frames as read.
+  const SofiFrameCorrection* corrections = nullptr;
 };
 
 // A block's raw sums (host copy), as stored in partial files.

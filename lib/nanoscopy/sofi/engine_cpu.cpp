@@ -6,6 +6,7 @@
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/sofi/cumulant_math.hpp"
 #include "nanoscopy/sofi/engine.hpp"
+#include "nanoscopy/sofi/frame_correction.hpp"
 
 namespace nanoscopy {
 
@@ -120,6 +121,17 @@ class CpuSofiEngine final : public SofiEngine {
 
   void accumulate(const SofiChunk& chunk) override {
     if (chunk.count > chunk_) throw std::logic_error("sofi chunk larger than the engine's capacity");
+    if (chunk.corrections) {
+      if (chunk.type == PixelType::u16)
+        correct_frames(reinterpret_cast<const std::uint16_t*>(input_.data()), chunk);
+      else if (chunk.type == PixelType::f32)
+        correct_frames(input_.data(), chunk);
+      else
+        throw std::logic_error("sofi engines take uint16 or float32 frames");
+      accumulate_rows(problem_, corrected_.data(), chunk, block_.shift.data(), block_.frame_sum.data(),
+                      block_.terms.data(), threads_);
+      return;
+    }
     if (chunk.type == PixelType::u16)
       accumulate_rows(problem_, reinterpret_cast<const std::uint16_t*>(input_.data()), chunk, block_.shift.data(),
                       block_.frame_sum.data(), block_.terms.data(), threads_);
@@ -148,10 +160,26 @@ class CpuSofiEngine final : public SofiEngine {
   }
 
  private:
+  // The chunk's frames corrected into corrected_ (float32), frame j by chunk.corrections[j].
+  template <typename T>
+  void correct_frames(const T* frames, const SofiChunk& chunk) {
+    const std::int64_t w = problem_.width, h = problem_.height, pixels = problem_.pixels();
+    corrected_.resize(static_cast<std::size_t>(chunk.count * pixels));
+#pragma omp parallel for schedule(static) num_threads(threads_) collapse(2)
+    for (std::int64_t j = 0; j < chunk.count; ++j)
+      for (std::int64_t y = 0; y < h; ++y) {
+        const T* frame = frames + j * pixels;
+        float* out = corrected_.data() + j * pixels + y * w;
+        for (std::int64_t x = 0; x < w; ++x)
+          out[x] = sofi_math::corrected_pixel(frame, w, h, x, y, chunk.corrections[j]);
+      }
+  }
+
   SofiProblem problem_;
   std::int64_t chunk_;
   int threads_;
   std::vector<float> input_;  // chunk_ float32 frames (uint16 chunks use its first half)
+  std::vector<float> corrected_;  // the chunk after its per-frame corrections (only when it has some)
   BlockSums block_;
   PlaneSums sums_;
 };

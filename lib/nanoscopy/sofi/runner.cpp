@@ -34,6 +34,18 @@ void check_finite(const SofiRunInput& in, std::int64_t c, std::int64_t count, co
   }
 }
 
+// The block's shift frame K corrected like its frame (K is only a provisional
+// centre, but one close to the corrected frames keeps the sums' cancellation small).
+void correct_shift_frame(const SofiRunInput& in, std::int64_t stack_frame, std::vector<float>& shift) {
+  if (!in.corrections) return;
+  const std::vector<float> raw = shift;
+  const std::int64_t w = in.reader->info().width, h = in.reader->info().height;
+  const SofiFrameCorrection& c = in.corrections->at(stack_frame);
+  for (std::int64_t y = 0; y < h; ++y)
+    for (std::int64_t x = 0; x < w; ++x)
+      shift[static_cast<std::size_t>(y * w + x)] = sofi_math::corrected_pixel(raw.data(), w, h, x, y, c);
+}
+
 }  // namespace
 
 SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const SofiRunInput& in) {
@@ -53,6 +65,7 @@ SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const 
   SofiAccumulation acc;
   acc.finished.reset(problem);
   std::vector<float> shift(static_cast<std::size_t>(problem.pixels()));
+  std::vector<SofiFrameCorrection> chunk_corrections;
   Progress progress(in.progress_label, in.end - in.begin, in.quiet);
   for (std::int64_t k = 0; k < blocks.count(); ++k) {
     const std::int64_t b0 = blocks.begin(k), b1 = blocks.end(k);
@@ -63,6 +76,7 @@ SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const 
     const std::int64_t widest_hi = std::min(in.end, b1 - problem.max_lag);
     frames_in.read(in.sequence.frame(b0), 1, PixelType::f32, shift.data());  // the raw first frame, even with a filter
     check_finite(in, b0, 1, shift.data());
+    correct_shift_frame(in, in.sequence.frame(b0), shift);
     engine.start_block(shift);
     std::int64_t frames = 0, tuples = 0;
     for (std::int64_t c = lo; c < sum_hi;) {
@@ -73,11 +87,16 @@ SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const 
       void* buffer = engine.input_buffer();
       frames_in.read(in.sequence.frame(c), count, type, buffer);
       if (type == PixelType::f32) check_finite(in, c, count, static_cast<const float*>(buffer));
+      if (in.corrections) {
+        chunk_corrections.resize(static_cast<std::size_t>(count));
+        for (std::int64_t j = 0; j < count; ++j)
+          chunk_corrections[static_cast<std::size_t>(j)] = in.corrections->at(in.sequence.frame(c + j));
+      }
       on_frames(in.sequence.frame(c), count, [&] {
         if (in.filter)
           in.filter(std::span<float>(static_cast<float*>(buffer), static_cast<std::size_t>(count * problem.pixels())), count,
                     in.sequence.frame(c));
-        engine.accumulate({type, c, count, tuple_end, c + n, b1});
+        engine.accumulate({type, c, count, tuple_end, c + n, b1, in.corrections ? chunk_corrections.data() : nullptr});
       });
       frames += n;
       tuples += std::max<std::int64_t>(std::min(tuple_end, widest_hi) - c, 0);

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "nanoscopy/sofi/corrections.hpp"
 #include "nanoscopy/sofi/engine.hpp"
 
 namespace nanoscopy {
@@ -64,6 +65,9 @@ struct SofiRunInput {
   std::int64_t begin = 0, end = 0;  // sequence range to accumulate
   std::int64_t block = 500;
   FrameFilter filter;  // may be empty
+  // sofi --undrift / --bleach-correction exponential: every frame's correction
+  // by stack frame, applied by the engine after the filter (may be null).
+  const SofiCorrections* corrections = nullptr;
   bool quiet = false;
   std::string progress_label = "sofi";
 };

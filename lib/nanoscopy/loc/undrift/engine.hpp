@@ -40,6 +40,9 @@ struct CorrelationGeometry {
 // UsageError naming `where` for a grid, blur or search radius the engines cannot plan.
 void validate_correlation_geometry(const CorrelationGeometry& g, const std::string& where);
 
+// The smallest n' ≥ n whose prime factors are 2, 3, 5 and 7 (FFTW's fast sizes), for grid sides.
+std::int64_t correlation_fft_size(std::int64_t n);
+
 struct SegmentPair {
   std::int64_t i = 0, j = 0;
 };

@@ -173,6 +173,15 @@ class CpuCorrelationEngine final : public CorrelationEngine {
 
 }  // namespace
 
+std::int64_t correlation_fft_size(std::int64_t n) {
+  for (std::int64_t m = std::max<std::int64_t>(n, 1);; ++m) {
+    std::int64_t r = m;
+    for (std::int64_t p : {2, 3, 5, 7})
+      while (r % p == 0) r /= p;
+    if (r == 1) return m;
+  }
+}
+
 void validate_correlation_geometry(const CorrelationGeometry& g, const std::string& where) {
   if (g.width < 8 || g.height < 8 || g.width > (1 << 15) || g.height > (1 << 15))
     throw UsageError(where, "a correlation grid of " + std::to_string(g.width) + " x " + std::to_string(g.height) +

@@ -13,16 +13,6 @@
 namespace nanoscopy {
 namespace {
 
-// The smallest n' ≥ n whose prime factors are 2, 3, 5 and 7 (FFTW's fast sizes).
-std::int64_t fft_size(std::int64_t n) {
-  for (std::int64_t m = std::max<std::int64_t>(n, 1);; ++m) {
-    std::int64_t r = m;
-    for (std::int64_t p : {2, 3, 5, 7})
-      while (r % p == 0) r /= p;
-    if (r == 1) return m;
-  }
-}
-
 struct Grid {
   double x0 = 0, y0 = 0;  // camera px at grid pixel (0, 0)'s centre
   double pixel = 0;       // camera px per grid pixel
@@ -37,8 +27,8 @@ Grid choose_grid(double xmin, double xmax, double ymin, double ymax, const RccSe
     // +2: the bilinear weights reach one pixel beyond a localization's own.
     const auto w = static_cast<std::int64_t>(std::ceil((xmax - xmin) / g.pixel)) + 2;
     const auto h = static_cast<std::int64_t>(std::ceil((ymax - ymin) / g.pixel)) + 2;
-    g.geometry.width = fft_size(std::max(w + pad, 2 * pad + 2));
-    g.geometry.height = fft_size(std::max(h + pad, 2 * pad + 2));
+    g.geometry.width = correlation_fft_size(std::max(w + pad, 2 * pad + 2));
+    g.geometry.height = correlation_fft_size(std::max(h + pad, 2 * pad + 2));
     g.geometry.max_shift_px = pad - CorrelationPeak::radius - 1;
     g.geometry.blur_px = s.blur_px;
     if (std::max(g.geometry.width, g.geometry.height) <= s.max_grid || attempt > 60) break;
