@@ -62,17 +62,7 @@ int emitter_count(const BlinkingSettings& s) {
 // Emitters keep 2σ from the border so their PSF is (nearly) all on the chip.
 std::vector<Point> place_emitters(const BlinkingSettings& s, int n, std::mt19937_64& rng) {
   const double margin = std::min(2.0 * s.psf_sigma, 0.25 * static_cast<double>(std::min(s.width, s.height) - 1));
-  StructureSettings st;
-  st.structure = s.structure;
-  st.x0 = st.y0 = margin;
-  st.x1 = static_cast<double>(s.width) - 1 - margin;
-  st.y1 = static_cast<double>(s.height) - 1 - margin;
-  st.pixel_size_nm = s.pixel_size_nm;
-  st.filaments = s.filaments;
-  st.rings = s.rings;
-  st.ring_radius_min_nm = s.ring_radius_min_nm;
-  st.ring_radius_max_nm = s.ring_radius_max_nm;
-  return nanoscopy::place_emitters(st, n, rng);
+  return nanoscopy::place_emitters(structure_within(s, margin), n, rng);
 }
 
 // An emitter's PSF, pixel-integrated and separable, on the window of pixels

@@ -170,17 +170,7 @@ std::vector<EmitterTruth> simulate_movie(const MovieSettings& m, const std::stri
   } else if (m.structure == "random") {
     for (auto& e : emitters) e = {ux(rng), uy(rng), starts_on(rng), false};
   } else if (m.structure == "lines" || m.structure == "rings") {
-    StructureSettings st;
-    st.structure = m.structure;
-    st.x0 = st.y0 = margin;
-    st.x1 = static_cast<double>(m.width) - 1 - margin;
-    st.y1 = static_cast<double>(m.height) - 1 - margin;
-    st.pixel_size_nm = m.pixel_size_nm;
-    st.filaments = m.filaments;
-    st.rings = m.rings;
-    st.ring_radius_min_nm = m.ring_radius_min_nm;
-    st.ring_radius_max_nm = m.ring_radius_max_nm;
-    const auto points = place_emitters(st, m.emitters, rng);
+    const auto points = place_emitters(structure_within(m, margin), m.emitters, rng);
     for (std::size_t k = 0; k < points.size(); ++k) emitters[k] = {points[k].x, points[k].y, starts_on(rng), false};
   } else {
     throw UsageError("--structure", "unknown structure '" + m.structure + "' (random, grid, lines or rings)");

@@ -21,6 +21,23 @@ struct StructureSettings {
   double ring_radius_max_nm = 300;
 };
 
+// The structure a simulator's settings `s` ask for (its structure, width, height, pixel_size_nm,
+// filaments, rings, ring_radius_min_nm and ring_radius_max_nm) in its frame less `margin` px at each side.
+template <class Settings>
+StructureSettings structure_within(const Settings& s, double margin) {
+  StructureSettings st;
+  st.structure = s.structure;
+  st.x0 = st.y0 = margin;
+  st.x1 = static_cast<double>(s.width) - 1 - margin;
+  st.y1 = static_cast<double>(s.height) - 1 - margin;
+  st.pixel_size_nm = s.pixel_size_nm;
+  st.filaments = s.filaments;
+  st.rings = s.rings;
+  st.ring_radius_min_nm = s.ring_radius_min_nm;
+  st.ring_radius_max_nm = s.ring_radius_max_nm;
+  return st;
+}
+
 struct EmitterPoint {
   double x, y;  // px
 };
