@@ -10,6 +10,26 @@
 #include "nanoscopy/core/error.hpp"
 
 namespace nanoscopy {
+namespace {
+
+// 8-bit samples in libpng's `format` (gray: 1 per pixel, RGB: 3), rows packed, written atomically.
+void write_png_bytes(const std::string& path, std::int64_t width, std::int64_t height, png_uint_32 format,
+                     const std::vector<std::uint8_t>& bytes) {
+  AtomicOutput out(path);
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  image.width = static_cast<png_uint_32>(width);
+  image.height = static_cast<png_uint_32>(height);
+  image.format = format;
+  const auto row_bytes = static_cast<png_int_32>(PNG_IMAGE_PIXEL_CHANNELS(format) * width);
+  const bool ok =
+      png_image_write_to_file(&image, out.temp_path().c_str(), 0, bytes.data(), row_bytes, nullptr) != 0;
+  png_image_free(&image);
+  if (!ok) throw OutputError(path, "cannot write the PNG image");
+  out.commit();
+}
+
+}  // namespace
 
 void write_gray_png(const std::string& path, std::int64_t width, std::int64_t height, std::span<const float> pixels,
                     double low_percentile, double high_percentile) {
@@ -31,17 +51,7 @@ void write_gray_png(const std::string& path, std::int64_t width, std::int64_t he
     const float v = std::isfinite(pixels[i]) ? (pixels[i] - lo) * scale : 0.0f;
     gray[i] = static_cast<std::uint8_t>(std::clamp(v, 0.0f, 255.0f));
   }
-  AtomicOutput out(path);
-  png_image image{};
-  image.version = PNG_IMAGE_VERSION;
-  image.width = static_cast<png_uint_32>(width);
-  image.height = static_cast<png_uint_32>(height);
-  image.format = PNG_FORMAT_GRAY;
-  const bool ok = png_image_write_to_file(&image, out.temp_path().c_str(), 0, gray.data(),
-                                          static_cast<png_int_32>(width), nullptr) != 0;
-  png_image_free(&image);
-  if (!ok) throw OutputError(path, "cannot write the PNG image");
-  out.commit();
+  write_png_bytes(path, width, height, PNG_FORMAT_GRAY, gray);
 }
 
 void write_rgb_png(const std::string& path, std::int64_t width, std::int64_t height, std::span<const float> red,
@@ -58,17 +68,7 @@ void write_rgb_png(const std::string& path, std::int64_t width, std::int64_t hei
     rgb[3 * i + 1] = byte(green[i]);
     rgb[3 * i + 2] = byte(blue[i]);
   }
-  AtomicOutput out(path);
-  png_image image{};
-  image.version = PNG_IMAGE_VERSION;
-  image.width = static_cast<png_uint_32>(width);
-  image.height = static_cast<png_uint_32>(height);
-  image.format = PNG_FORMAT_RGB;
-  const bool ok = png_image_write_to_file(&image, out.temp_path().c_str(), 0, rgb.data(),
-                                          static_cast<png_int_32>(3 * width), nullptr) != 0;
-  png_image_free(&image);
-  if (!ok) throw OutputError(path, "cannot write the PNG image");
-  out.commit();
+  write_png_bytes(path, width, height, PNG_FORMAT_RGB, rgb);
 }
 
 }  // namespace nanoscopy
