@@ -12,6 +12,7 @@
 
 #include "nanoscopy/bench/sofi_truth.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/sim/blinking.hpp"
 #include "nanoscopy/sofi/corrections.hpp"
@@ -124,6 +125,9 @@ TEST_CASE("undrift: the drift of a blinking stack is recovered (dyes 0.05 px rms
                     << std::hypot(blinking_drift(s, 2999).x, blinking_drift(s, 2999).y) << " px");
   CHECK(rms < tolerance);
   CHECK(std::hypot(mx, my) < 0.3);  // the registration constant: the extrapolation to frame 0
+  INFO("pairs' residual " << c.drift->rms_residual_px << " px rms, " << c.drift->dropped << " of " << c.drift->pairs
+                          << " dropped");
+  CHECK(c.drift->reliable());
   // The table the cumulant pass reads carries the same drift.
   CHECK(c.at(1500).dx == doctest::Approx(c.drift->dx[1500]).epsilon(1e-6));
   CHECK_THROWS_AS(c.at(3000), std::out_of_range);
@@ -233,6 +237,41 @@ TEST_CASE("truth comparison: deterministic, and a blurred image ranks worse than
                        << s_blurred.normalized_error << ", FRC " << s_blurred.frc_resolution_px << " px");
   CHECK(s_blurred.normalized_error > 2 * s_sharp.normalized_error);
   CHECK(s_blurred.frc_resolution_px > s_sharp.frc_resolution_px);
+}
+
+TEST_CASE("undrift: a stack without structure is flagged unreliable, and sofi warns in one line") {
+  TempDir dir;
+  // Pure noise: every block mean is a different random image, so no two blocks share a peak.
+  const std::string path = (dir / "noise.tif").string();
+  {
+    ImageMeta meta;
+    meta.width = meta.height = 64, meta.frames = 1200, meta.type = PixelType::u16;
+    auto writer = create_image_writer(path, meta);
+    std::mt19937_64 rng(5);
+    std::uniform_int_distribution<int> value(100, 1100);
+    std::vector<std::uint16_t> frame(64 * 64);
+    for (std::int64_t t = 0; t < meta.frames; ++t) {
+      for (auto& v : frame) v = static_cast<std::uint16_t>(value(rng));
+      writer->write(frame.data(), 1);
+    }
+    writer->close();
+  }
+  SofiCorrectionSettings settings;
+  settings.undrift = true;
+  settings.drift_block = 100;
+  const auto c = measure(path, settings);
+  REQUIRE(c.drift);
+  INFO("pairs' residual " << c.drift->rms_residual_px << " px rms, " << c.drift->dropped << " of " << c.drift->pairs
+                          << " dropped");
+  CHECK_FALSE(c.drift->reliable());
+
+  const auto r = nanoscopy::test::run_command(nanoscopy::test::shell_quote(nanoscopy::test::app_path("sofi")) +
+                                              " --quiet --undrift --drift-block 100 --device cpu " +
+                                              nanoscopy::test::shell_quote(path) + " -o " +
+                                              nanoscopy::test::shell_quote((dir / "s.tif").string()));
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("sofi: warning: " + path + ": --undrift found no consistent registration") != std::string::npos);
+  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);  // --quiet: the warning alone, one line
 }
 
 TEST_CASE("first pass: too few drift blocks and a bad bleach name are one-line errors") {

@@ -8,6 +8,7 @@
 #include "loc/localize_engine_cuda.hpp"
 #include "render/engine_cuda.hpp"
 #include "smre/engine_cuda.hpp"
+#include "sofi/deconvolve_engine_cuda.hpp"
 #include "sofi/engine_cuda.hpp"
 #include "undrift/engine_cuda.hpp"
 
@@ -30,6 +31,7 @@ const Accelerator& accelerator() {
       .make_frc_engine = make_cuda_frc_engine,
       .make_correlation_engine = make_cuda_correlation_engine,
       .make_render_engine = make_cuda_render_engine,
+      .make_deconvolve_engine = make_cuda_deconvolve_engine,
       .time_device_resident_fit = time_device_resident_fit,
       .time_device_resident_sofi = [](int gpu, const SofiProblem& problem, std::int64_t frames, int repeats,
                                       std::int64_t* bytes) {

@@ -1,9 +1,9 @@
-// sofi --balanced on the GPU: the cumulants come from the CUDA engine, the
-// deconvolution and the parameters run on the host (docs/benchmarks.md, "balanced
-// SOFI", says why), so the balanced files must match the CPU run's. Tolerances:
-// the CUDA cumulants equal the CPU's to 1e-9 relative (test_sofi_gpu.cpp), which
-// float images and 20 Richardson-Lucy iterations carry to at most a few float
-// ulps: 1e-4 relative to each page's largest value in every pixel of the balanced
+// sofi --balanced on the GPU: the cumulants and the Richardson-Lucy iterations
+// run on the CUDA engines, the reconvolutions and the parameters on the host, so
+// the balanced files must match the CPU run's. Tolerances: the CUDA cumulants
+// equal the CPU's to 1e-9 relative (test_sofi_gpu.cpp) and the CUDA iterations
+// the CPU's bit for bit (test_deconvolve_gpu.cpp), which float images and 20
+// iterations carry to at most a few float ulps: 1e-4 relative to each page's largest value in every pixel of the balanced
 // image; rho, epsilon and N in all but 1 % of the pixels (ratios near the mask's edge).
 #include <doctest/doctest.h>
 

@@ -105,6 +105,12 @@ std::unique_ptr<RenderEngine> make_render_engine(const Device& device, const Ren
   return a.make_render_engine(first_gpu(device), geometry);
 }
 
+std::unique_ptr<DeconvolveEngine> make_deconvolve_engine(const Device& device) {
+  if (device.kind == DeviceKind::cpu) return make_cpu_deconvolve_engine();
+  const Accelerator& a = accelerator_or_throw();
+  return a.make_deconvolve_engine(first_gpu(device));
+}
+
 std::optional<double> time_device_resident_fit(const Device& device, const FitSettings& settings,
                                                const RoiBatch& batch, int repeats, std::span<FitResult> out) {
   const Accelerator* a = compiled_accelerator();

@@ -20,6 +20,7 @@
 #include "nanoscopy/loc/render/engine.hpp"
 #include "nanoscopy/loc/undrift/engine.hpp"
 #include "nanoscopy/smre/engine.hpp"
+#include "nanoscopy/sofi/deconvolve_engine.hpp"
 #include "nanoscopy/sofi/engine.hpp"
 
 namespace nanoscopy {
@@ -52,6 +53,8 @@ std::unique_ptr<FrcEngine> make_frc_engine(const Device& device, const FrcGeomet
 std::unique_ptr<CorrelationEngine> make_correlation_engine(const Device& device, const CorrelationGeometry& geometry);
 // fit2d render's accumulation: one thread on the CPU, atomics on a GPU.
 std::unique_ptr<RenderEngine> make_render_engine(const Device& device, const RenderGeometry& geometry);
+// Balanced SOFI's Richardson-Lucy iterations.
+std::unique_ptr<DeconvolveEngine> make_deconvolve_engine(const Device& device);
 
 // ------------------------------------------------------------ bench
 // Kernels timed on data already on the device; nullopt on the CPU.

@@ -143,41 +143,54 @@ json quality(const SofiBenchOptions& o, const BenchDevice& dev, const fs::path& 
   out << "\nSOFI quality: " << frames << " frames of " << n << "x" << n << ", " << sim.emitters
       << " quantum dots (power-law blinking, mean on-fraction " << std::setprecision(3) << sim.mean_on_fraction
       << "), PSF sigma " << o.psf_sigma << " px, " << o.pixel_size << " nm pixels; SMRE (ICD) on " << dev.label
-      << "\nFRC of the even- against the odd-frame image, and each image against the simulator's truth (error "
-         "|a x + b - t| / |t| with the best a, b; FRC against the truth at 0.5):\n"
-      << "  truth of the mean image: the emitters (weight brightness x on-fraction) blurred by the PSF (sigma "
-      << o.psf_sigma << " px);\n  truth of every order-2 image (SOFI2, SOFI2(SMRE), SMRE(SOFI2)): weight brightness^2 "
-         "x rho(1 - rho), PSF sigma / sqrt(2)\n";
+      << "\nFRC of the even- against the odd-frame image; each image against the sample (error |a x + b - t| / |t| "
+         "with the best a, b; FRC at 0.5)\nand against its own ideal (what a noise-free image of its kind would be):\n"
+      << "  the sample: each quantum dot weighted by its brightness, blurred to the sharpest resolution compared "
+         "here (sigma / 2 = " << o.psf_sigma / 2 << " px, order 4)\n"
+      << "  own ideals: mean: brightness x on-fraction, PSF sigma; SOFI_n: brightness^n x w_n(rho), PSF sigma / "
+         "sqrt(n); balanced: the sample\n";
+  // The one truth every image is ranked by. Each image kind also has its own ideal (sofi_truth.hpp), which
+  // says whether the image is what its method promises; only the sample says which image is closest to the
+  // specimen, so only it ranks across kinds.
+  const auto truth_sample = sofi_truth_image(sim.emitter_list, n, n, 1, o.psf_sigma, 4, TruthWeight::linear);
+  save_image(o, "sample", n, n, truth_sample);
+  save_image(o, "sample", n, n, truth_sample);
   const auto truth_mean = sofi_truth_image(sim.emitter_list, n, n, 1, o.psf_sigma, 1);
   const auto truth_sofi2 = sofi_truth_image(sim.emitter_list, n, n, 1, o.psf_sigma, 2);
+  const auto truth_sofi4 = sofi_truth_image(sim.emitter_list, n, n, 1, o.psf_sigma, 4);
   json rows = json::array();
   struct Ranked {
     std::string method;
-    double oddeven_nm, truth_error;
-    const std::vector<float>* truth;  // errors rank only among images judged by the same truth
+    double oddeven_nm, sample_error;
   };
   std::vector<Ranked> ranked;
   auto report = [&](const std::string& method, const std::vector<float>& full, const std::vector<float>& a,
-                    const std::vector<float>& b, const std::vector<float>& truth, std::int64_t w, std::int64_t h,
+                    const std::vector<float>& b, const std::vector<float>& ideal, std::int64_t w, std::int64_t h,
                     double pixel_nm, double seconds) {
     json entry = frc_entry(a, b, w, h, pixel_nm);
-    const TruthScore score = score_against_truth(full, truth, w, h);
-    const bool truth_crossed = score.frc_status == "crossed" || score.frc_status == "not reached";
+    const TruthScore sample = score_against_truth(full, truth_sample, w, h);
+    const TruthScore own = score_against_truth(full, ideal, w, h);
+    const auto frc_nm = [&](const TruthScore& score) {
+      return score.frc_status == "crossed" || score.frc_status == "not reached" ? score.frc_resolution_px * pixel_nm : 0.0;
+    };
     entry["method"] = method;
     entry["seconds"] = seconds;
-    entry["truth"] = {{"normalized_error", score.normalized_error},
-                      {"frc_status", score.frc_status},
-                      {"frc_resolution_nm", truth_crossed ? score.frc_resolution_px * pixel_nm : 0.0}};
+    entry["truth"] = {{"normalized_error", sample.normalized_error},
+                      {"frc_status", sample.frc_status},
+                      {"frc_resolution_nm", frc_nm(sample)}};
+    entry["own_ideal"] = {{"normalized_error", own.normalized_error},
+                          {"frc_status", own.frc_status},
+                          {"frc_resolution_nm", frc_nm(own)}};
     rows.push_back(entry);
     const double oddeven = entry["1/7"]["resolution_nm"].get<double>();
-    ranked.push_back({method, oddeven > 0 ? oddeven : HUGE_VAL, score.normalized_error, &truth});
-    out << "  " << std::left << std::setw(14) << method << std::right << " 2sigma " << std::fixed << std::setprecision(1)
-        << std::setw(7) << entry["2sigma"]["resolution_nm"].get<double>() << " nm   1/7 " << std::setw(7) << oddeven
-        << " nm   truth: error " << std::setprecision(3) << score.normalized_error << ", FRC " << std::setprecision(1)
-        << std::setw(7) << (truth_crossed ? score.frc_resolution_px * pixel_nm : 0.0) << " nm   ("
-        << std::setprecision(1) << seconds << " s)"
-        << (entry["2sigma"]["status"] == "crossed" ? "" : "  2sigma: " + entry["2sigma"]["status"].get<std::string>() +
-                                                               " (at most the Nyquist limit, 2 px)")
+    ranked.push_back({method, oddeven > 0 ? oddeven : HUGE_VAL, sample.normalized_error});
+    out << "  " << std::left << std::setw(12) << method << std::right << " odd/even 2sigma " << std::fixed
+        << std::setprecision(1) << std::setw(6) << entry["2sigma"]["resolution_nm"].get<double>() << " nm, 1/7 "
+        << std::setw(6) << oddeven << " nm | sample: error " << std::setprecision(3) << sample.normalized_error
+        << ", FRC " << std::setprecision(1) << std::setw(6) << frc_nm(sample) << " nm | own ideal: error "
+        << std::setprecision(3) << own.normalized_error << " | " << std::setprecision(1) << seconds << " s"
+        << (entry["2sigma"]["status"] == "crossed" ? "" : "  (2sigma " + entry["2sigma"]["status"].get<std::string>() +
+                                                              ": at most Nyquist, 2 px)")
         << "\n";
     std::string name = method;
     std::replace(name.begin(), name.end(), '(', '_');
@@ -194,79 +207,86 @@ json quality(const SofiBenchOptions& o, const BenchDevice& dev, const fs::path& 
   report("SOFI2", sofi_full.planes[0], sofi_even.planes[0], sofi_odd.planes[0], truth_sofi2, n, n, o.pixel_size,
          sofi_seconds);
 
-  t = clock_type::now();
-  const std::string restored = (dir / "bench_sofi_qd_smre.tif").string();
-  smre_every_frame(stack, restored, smre_options(o, 1.0), dev.device, quiet);
-  const auto pre_full = sofi_of(restored, problem, dev.device, all, block);
-  const auto pre_even = sofi_of(restored, problem, dev.device, even, block);
-  const auto pre_odd = sofi_of(restored, problem, dev.device, odd, block);
-  report("SOFI2(SMRE)", pre_full.planes[0], pre_even.planes[0], pre_odd.planes[0], truth_sofi2, n, n, o.pixel_size,
-         since(t));
-  fs::remove(restored);
+  if (!o.skip_smre) {
+    t = clock_type::now();
+    const std::string restored = (dir / "bench_sofi_qd_smre.tif").string();
+    smre_every_frame(stack, restored, smre_options(o, 1.0), dev.device, quiet);
+    const auto pre_full = sofi_of(restored, problem, dev.device, all, block);
+    const auto pre_even = sofi_of(restored, problem, dev.device, even, block);
+    const auto pre_odd = sofi_of(restored, problem, dev.device, odd, block);
+    report("SOFI2(SMRE)", pre_full.planes[0], pre_even.planes[0], pre_odd.planes[0], truth_sofi2, n, n, o.pixel_size,
+           since(t));
+    fs::remove(restored);
 
-  t = clock_type::now();
-  SmreRunner post(n, n, smre_options(o, 1.0 / std::sqrt(2.0)), smre_engine_factory(dev.device));
-  auto post_full = sofi_full, post_even = sofi_even, post_odd = sofi_odd;
-  post.run(post_full.planes[0], 0);
-  post.run(post_even.planes[0], 0);
-  post.run(post_odd.planes[0], 0);
-  report("SMRE(SOFI2)", post_full.planes[0], post_even.planes[0], post_odd.planes[0], truth_sofi2, n, n, o.pixel_size,
-         since(t));
+    t = clock_type::now();
+    SmreRunner post(n, n, smre_options(o, 1.0 / std::sqrt(2.0)), smre_engine_factory(dev.device));
+    auto post_full = sofi_full, post_even = sofi_even, post_odd = sofi_odd;
+    post.run(post_full.planes[0], 0);
+    post.run(post_even.planes[0], 0);
+    post.run(post_odd.planes[0], 0);
+    report("SMRE(SOFI2)", post_full.planes[0], post_even.planes[0], post_odd.planes[0], truth_sofi2, n, n,
+           o.pixel_size, since(t));
+  }
 
-  // SOFI4 and balanced SOFI (sofi --balanced's defaults: orders 2..4, Richardson-Lucy, 20 iterations) from
-  // the same cumulant runs; each against its own truth.
+  // SOFI4 and balanced SOFI (sofi --balanced's defaults: orders 2..4, Richardson-Lucy, 20 iterations, on the
+  // quality device) from the same cumulant runs.
   t = clock_type::now();
   const SofiProblem problem4 = problem_of(n, n, {2, 3, 4});
   const auto c4_full = sofi_of(stack, problem4, dev.device, all, block);
   const auto c4_even = sofi_of(stack, problem4, dev.device, even, block);
   const auto c4_odd = sofi_of(stack, problem4, dev.device, odd, block);
   const double c4_seconds = since(t);
-  const auto truth_sofi4 = sofi_truth_image(sim.emitter_list, n, n, 1, o.psf_sigma, 4);
   report("SOFI4", c4_full.planes[2], c4_even.planes[2], c4_odd.planes[2], truth_sofi4, n, n, o.pixel_size,
          c4_seconds);
   t = clock_type::now();
   BalancedSettings balanced_settings;
   balanced_settings.psf_sigma = o.psf_sigma;
-  const auto deconvolve = richardson_lucy_deconvolver(o.psf_sigma, 20);
+  const auto deconvolve = richardson_lucy_deconvolver(o.psf_sigma, 20, make_deconvolve_engine(dev.device));
   const auto bal_full = balance_sofi(problem4, c4_full, balanced_settings, deconvolve);
   const auto bal_even = balance_sofi(problem4, c4_even, balanced_settings, deconvolve);
   const auto bal_odd = balance_sofi(problem4, c4_odd, balanced_settings, deconvolve);
-  const auto truth_balanced = sofi_truth_image(sim.emitter_list, n, n, 1, o.psf_sigma, 4, TruthWeight::linear);
-  report("balanced", bal_full.balanced, bal_even.balanced, bal_odd.balanced, truth_balanced, n, n, o.pixel_size,
+  report("balanced", bal_full.balanced, bal_even.balanced, bal_odd.balanced, truth_sample, n, n, o.pixel_size,
          c4_seconds + since(t));
   out << "  (paper, quantum-dot neurons: SOFI2 129 nm, SOFI2(SMRE) 95 nm, SMRE(SOFI2) 127 nm)\n";
 
-  // Where the two judges disagree, and why (among the images of one truth: the mean image's
-  // truth is blurred by the whole PSF, so its small error says it matches a blurred target,
-  // not that it is sharp).
-  out << "  (the mean image's error is against its own, blurred truth: it is not ranked against the order-2 images)\n";
+  std::sort(ranked.begin(), ranked.end(), [](const Ranked& p, const Ranked& q) { return p.sample_error < q.sample_error; });
+  out << "  closest to the sample:";
+  for (std::size_t i = 0; i < ranked.size(); ++i)
+    out << (i ? " < " : " ") << ranked[i].method << " " << std::setprecision(3) << ranked[i].sample_error;
+  out << "\n";
+
+  // Where the two judges disagree, and why.
   json disagreements = json::array();
   for (std::size_t i = 0; i < ranked.size(); ++i)
     for (std::size_t j = i + 1; j < ranked.size(); ++j) {
       const auto& p = ranked[i];
       const auto& q = ranked[j];
-      if (p.truth != q.truth || p.oddeven_nm == q.oddeven_nm ||
-          (p.oddeven_nm < q.oddeven_nm) == (p.truth_error < q.truth_error))
+      if (p.oddeven_nm == q.oddeven_nm || (p.oddeven_nm < q.oddeven_nm) == (p.sample_error < q.sample_error))
         continue;
       const auto& frc_better = p.oddeven_nm < q.oddeven_nm ? p : q;
       const auto& truth_better = p.oddeven_nm < q.oddeven_nm ? q : p;
       out << "  disagree: odd/even FRC ranks " << frc_better.method << " above " << truth_better.method
-          << ", the truth ranks " << truth_better.method << " above " << frc_better.method << " (error "
-          << std::setprecision(3) << truth_better.truth_error << " vs " << frc_better.truth_error << ")\n";
+          << ", the sample ranks " << truth_better.method << " above " << frc_better.method << " (error "
+          << std::setprecision(3) << truth_better.sample_error << " vs " << frc_better.sample_error << ")\n";
       disagreements.push_back({{"frc_prefers", frc_better.method}, {"truth_prefers", truth_better.method}});
     }
   if (!disagreements.empty())
     out << "  why: the odd/even FRC measures how well two independent halves agree (noise), not how close an image is\n"
            "  to the sample. A blur or bias both halves share (the mean image's full PSF, SMRE's regularization, the\n"
-           "  brightness^2 weighting that hides dim emitters) passes it unseen, and an image that resolves more but is\n"
+           "  brightness^n weighting that hides dim emitters) passes it unseen, and an image that resolves more but is\n"
            "  noisier loses; the truth sees both.\n";
   fs::remove(stack);
+  json ranking = json::array();
+  for (const auto& r : ranked) ranking.push_back(r.method);
   return {{"frames", frames},          {"size", n},
           {"emitters", sim.emitters},  {"mean_on_fraction", sim.mean_on_fraction},
           {"psf_sigma_px", o.psf_sigma}, {"pixel_size_nm", o.pixel_size},
           {"device", dev.label},       {"rows", rows},
-          {"truth", "mean: emitters (brightness x on-fraction) * PSF sigma; order 2: brightness^2 rho(1-rho) * PSF "
-                    "sigma/sqrt(2); error |a x + b - t|/|t|; FRC against the truth at 0.5"},
+          {"truth", "the sample: emitters weighted by brightness * PSF sigma/2 (order 4); error |a x + b - t|/|t|; "
+                    "FRC against it at 0.5"},
+          {"own_ideal", "mean: brightness x on-fraction * PSF sigma; SOFI_n: brightness^n w_n(rho) * PSF "
+                        "sigma/sqrt(n); balanced: the sample"},
+          {"ranking", ranking},
           {"disagreements", disagreements}};
 }
 
@@ -321,7 +341,11 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
   for (const auto& dev : devices) {
     const bool gpu = dev.device.kind == DeviceKind::cuda;
     const std::int64_t frames = gpu ? o.speed_frames : std::min(o.cpu_frames, o.speed_frames);
-    for (const auto& orders : {std::vector<int>{2}, std::vector<int>{2, 3, 4}}) {
+    struct Config {
+      std::vector<int> orders;
+      bool balanced;  // + sofi --balanced's step (Richardson-Lucy, 20 iterations, on the same device)
+    };
+    for (const auto& [orders, balanced] : {Config{{2}, false}, Config{{2, 3, 4}, false}, Config{{2, 3, 4}, true}}) {
       const SofiProblem problem = problem_of(n, n, orders);
       std::vector<std::unique_ptr<StackReader>> readers;
       for (int i = 0; i < (gpu ? 4 : 1); ++i) readers.push_back(open_stack(path));
@@ -337,25 +361,31 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
         in.end = frames;
         in.block = std::min<std::int64_t>(500, frames);
         in.quiet = true;
-        finish_images(problem, run_sofi(problem, *engine, in).finished);
+        const SofiImages images = finish_images(problem, run_sofi(problem, *engine, in).finished);
+        if (balanced) {
+          BalancedSettings settings;
+          settings.psf_sigma = 2.0;
+          balance_sofi(problem, images, settings,
+                       richardson_lucy_deconvolver(settings.psf_sigma, 20, make_deconvolve_engine(dev.device)));
+        }
         times.push_back(since(t));
         streaming.push_back(times.back() - setup);
       }
       const double fps = static_cast<double>(frames) / median(times);
       const double stream_fps = static_cast<double>(frames) / median(streaming);
-      const std::string label = "orders " + join_ints(orders);
-      out << "  " << std::left << std::setw(8) << dev.label << std::setw(14) << label << std::right << " end to end "
+      const std::string label = balanced ? "balanced 2-4" : "orders " + join_ints(orders);
+      out << "  " << std::left << std::setw(8) << dev.label << std::setw(15) << label << std::right << " end to end "
           << std::setw(9) << std::setprecision(0) << fps << " frames/s (" << std::setprecision(2)
           << fps * bytes_per_frame / 1e9 << " GB/s of pixels, " << frames << " frames); streaming after set-up "
           << std::setprecision(0) << stream_fps << " frames/s\n";
       json row{{"device", dev.label}, {"orders", orders}, {"frames", frames}, {"frames_per_s", fps},
-               {"streaming_frames_per_s", stream_fps}, {"mode", "end-to-end"}};
-      if (gpu) {
+               {"streaming_frames_per_s", stream_fps}, {"mode", "end-to-end"}, {"balanced", balanced}};
+      if (gpu && !balanced) {
         const std::int64_t resident = 2000;
         if (auto timing = time_device_resident_sofi(dev.device, problem, resident, std::max(repeats, 3))) {
           const double dfps = static_cast<double>(resident) / timing->seconds;
           const double bw = timing->bytes / timing->seconds;
-          out << "  " << std::left << std::setw(8) << dev.label << std::setw(14) << label << std::right
+          out << "  " << std::left << std::setw(8) << dev.label << std::setw(15) << label << std::right
               << " on the GPU " << std::setw(9) << std::setprecision(0) << dfps << " frames/s, " << std::setprecision(0)
               << bw / 1e9 << " GB/s = " << std::setprecision(1) << 100 * bw / timing->peak_bandwidth << " % of "
               << std::setprecision(0) << timing->peak_bandwidth / 1e9 << " GB/s nominal\n";
@@ -391,6 +421,8 @@ void add_sofi_bench_options(CLI::App& cmd, SofiBenchOptions& o) {
   cmd.add_option("--dir", o.dir, "where the test stacks are written (default: system temp dir)");
   cmd.add_flag("--skip-quality", o.skip_quality, "skip the FRC comparison");
   cmd.add_flag("--skip-speed", o.skip_speed, "skip the speed measurements");
+  cmd.add_flag("--skip-smre", o.skip_smre, "quality: leave out SOFI2(SMRE) and SMRE(SOFI2) (SMRE on every frame "
+                                           "takes minutes on a CPU)");
   cmd.add_flag("--keep-stack", o.keep_stack, "keep the speed test stack (bench_sofi_speed.tif in --dir)");
   cmd.add_option("--images", o.images, "write the SOFI images (TIFF and PNG) to this directory")->type_name("DIR");
   cmd.add_option("--json", o.json, "also write the results as JSON")->type_name("FILE");

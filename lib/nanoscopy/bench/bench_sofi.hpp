@@ -1,11 +1,15 @@
 // `bench sofi`: the SMRE paper's SOFI measurements on simulated data, and speed.
 //  - quality: a simulated quantum-dot stack (power-law blinking); SOFI2,
 //    SOFI2(SMRE) (SMRE on every frame first) and SMRE(SOFI2) (SMRE on the
-//    SOFI2 image), each resolved by FRC of the even- against the odd-frame image
-//    (threshold 2 sigma as in the paper, and 1/7). The paper: 129, 95, 127 nm.
-//  - speed: frames/s of orders 2-4 from a 512x512 uint16 TIFF in the page cache
-//    (end to end, every device), reading alone for scale, and with the frames
-//    already on the GPU the kernels' bandwidth against the nominal peak.
+//    SOFI2 image), SOFI4, balanced SOFI and the mean image, each resolved by FRC
+//    of the even- against the odd-frame image (threshold 2 sigma as in the
+//    paper, and 1/7; the paper: 129, 95, 127 nm), and each compared with the
+//    simulator's truth (sofi_truth.hpp): with the sample (every emitter by its
+//    brightness, PSF sigma / 2), which ranks the images, and with its own ideal.
+//  - speed: frames/s of orders 2 and 2-4, and of balanced SOFI (orders 2-4 and
+//    the deconvolution on the same device), from a 512x512 uint16 TIFF in the
+//    page cache (end to end, every device), reading alone for scale, and with
+//    the frames already on the GPU the kernels' bandwidth against the nominal peak.
 // A table on stdout and JSON; the images as TIFF and PNG with --images.
 #pragma once
 
@@ -36,6 +40,7 @@ struct SofiBenchOptions {
   std::int64_t cpu_frames = 600;  // the CPU is timed over fewer frames
   std::string dir;                // where the test stacks go (default: system temp)
   bool skip_quality = false, skip_speed = false;
+  bool skip_smre = false;        // quality without the two SMRE rows
   bool keep_stack = false;        // leave the speed stack in --dir (to time the sofi CLI on it)
   std::string images;
   std::string json;

@@ -25,6 +25,7 @@ class SofiEngine;
 class FrcEngine;
 class CorrelationEngine;
 class RenderEngine;
+class DeconvolveEngine;
 struct FitSettings;
 struct FitResult;
 struct RoiBatch;
@@ -54,6 +55,7 @@ struct Accelerator {
   std::unique_ptr<FrcEngine> (*make_frc_engine)(int gpu, const FrcGeometry& geometry);
   std::unique_ptr<CorrelationEngine> (*make_correlation_engine)(int gpu, const CorrelationGeometry& geometry);
   std::unique_ptr<RenderEngine> (*make_render_engine)(int gpu, const RenderGeometry& geometry);
+  std::unique_ptr<DeconvolveEngine> (*make_deconvolve_engine)(int gpu);
 
   // bench: kernels timed on data already on the device (seconds per repeat).
   double (*time_device_resident_fit)(int gpu, const FitSettings& settings, const RoiBatch& batch, int repeats,

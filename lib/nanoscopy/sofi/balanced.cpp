@@ -31,9 +31,11 @@ std::vector<float> scaled_to_max(std::vector<float> v) {
 
 }  // namespace
 
-CumulantDeconvolver richardson_lucy_deconvolver(double psf_sigma, int iterations) {
-  return [psf_sigma, iterations](std::span<float> image, std::int64_t w, std::int64_t h, int order) {
-    richardson_lucy(image, w, h, order_psf_kernel(psf_sigma, order), iterations);
+CumulantDeconvolver richardson_lucy_deconvolver(double psf_sigma, int iterations,
+                                                std::shared_ptr<DeconvolveEngine> engine) {
+  if (!engine) engine = make_cpu_deconvolve_engine();
+  return [psf_sigma, iterations, engine](std::span<float> image, std::int64_t w, std::int64_t h, int order) {
+    richardson_lucy(image, w, h, order_psf_kernel(psf_sigma, order), iterations, *engine);
   };
 }
 

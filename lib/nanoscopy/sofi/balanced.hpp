@@ -48,9 +48,11 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <span>
 #include <vector>
 
+#include "nanoscopy/sofi/deconvolve_engine.hpp"
 #include "nanoscopy/sofi/problem.hpp"
 #include "nanoscopy/sofi/runner.hpp"
 
@@ -78,8 +80,9 @@ inline MolecularParameters molecular_parameters(double k2, double k3, double k4,
 // Deconvolves one non-negative order-n image in place (w x h): Richardson-Lucy or SMRE.
 using CumulantDeconvolver = std::function<void(std::span<float> image, std::int64_t width, std::int64_t height, int order)>;
 
-// Richardson-Lucy with the order's kernel (deconvolve.hpp).
-CumulantDeconvolver richardson_lucy_deconvolver(double psf_sigma, int iterations);
+// Richardson-Lucy with the order's kernel (deconvolve.hpp), iterating on `engine` (null: the CPU's).
+CumulantDeconvolver richardson_lucy_deconvolver(double psf_sigma, int iterations,
+                                                std::shared_ptr<DeconvolveEngine> engine = nullptr);
 
 struct BalancedSettings {
   double psf_sigma = 0;        // camera PSF sigma, px

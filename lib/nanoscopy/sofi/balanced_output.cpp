@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <ostream>
 
+#include "nanoscopy/backend/registry.hpp"
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
@@ -112,7 +113,8 @@ std::vector<std::string> write_balanced(const std::string& sofi_path, const Sofi
   const auto t0 = std::chrono::steady_clock::now();
   const CumulantDeconvolver deconvolve = options.method == "smre"
                                              ? smre_deconvolver(options, device)
-                                             : richardson_lucy_deconvolver(options.settings.psf_sigma, options.iterations);
+                                             : richardson_lucy_deconvolver(options.settings.psf_sigma, options.iterations,
+                                                                           make_deconvolve_engine(device));
   const BalancedImages b = balance_sofi(problem, images, options.settings, deconvolve);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 

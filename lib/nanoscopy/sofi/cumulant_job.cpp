@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iomanip>
+#include <iostream>
 #include <ostream>
 #include <sstream>
 #include <thread>
@@ -140,6 +141,16 @@ void SofiCumulantJob::measure_corrections() {
   const Device device = job_.device;
   corrections_ = measure_sofi_corrections(reader_, job_.range, correction_settings_,
                                           [&](const CorrelationGeometry& g) { return make_correlation_engine(device, g); });
+  if (corrections_->drift && !corrections_->drift->reliable()) {
+    const auto& d = *corrections_->drift;
+    // A warning, not an error: the run goes on (the user may know better), but says plainly that the drift it
+    // applies is not to be trusted. Printed with --quiet too: it is about the result, not the progress.
+    std::cerr << "sofi: warning: " << info_.path << ": --undrift found no consistent registration between the "
+              << d.block_time.size() << " drift blocks (residual " << std::fixed << std::setprecision(2)
+              << d.rms_residual_px << " px rms, " << d.dropped << " of " << d.pairs
+              << " pairs dropped): the stack seems to have no fixed structure to register, so the drift applied is "
+                 "unreliable; run without --undrift, or with a longer --drift-block\n";
+  }
 }
 
 // A part sums frames A:B of the whole stack; a rank its share of the range (as

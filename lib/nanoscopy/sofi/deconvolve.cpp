@@ -55,24 +55,46 @@ struct Padded {
 
 }  // namespace
 
+class CpuDeconvolveEngine final : public DeconvolveEngine {
+ public:
+  std::string name() const override { return "cpu"; }
+  void iterate(std::span<const float> y, std::span<float> x, std::int64_t w, std::int64_t h, const PsfKernel& kernel,
+               int iterations, float floor) override {
+    std::copy(y.begin(), y.end(), x.begin());
+    ax_.resize(x.size());
+    ratio_.resize(x.size());
+    for (int it = 0; it < iterations; ++it) {
+      apply_psf(kernel, x, ax_, w, h, scratch_);
+      for (std::size_t i = 0; i < x.size(); ++i) ratio_[i] = ax_[i] > floor ? y[i] / ax_[i] : 0.0f;
+      apply_psf_adjoint(kernel, ratio_, ax_, w, h, scratch_);
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] *= ax_[i];
+    }
+  }
+
+ private:
+  std::vector<float> ax_, ratio_, scratch_;
+};
+
+std::unique_ptr<DeconvolveEngine> make_cpu_deconvolve_engine() { return std::make_unique<CpuDeconvolveEngine>(); }
+
 void richardson_lucy(std::span<float> image, std::int64_t width, std::int64_t height, const PsfKernel& kernel,
-                     int iterations) {
+                     int iterations, DeconvolveEngine& engine) {
   for (float v : image)
     if (!(v >= 0) || !std::isfinite(v))
       throw InputError("deconvolution", "Richardson-Lucy needs a finite, non-negative image");
   const float peak = image.empty() ? 0.0f : *std::max_element(image.begin(), image.end());
   if (peak <= 0) return;  // nothing to sharpen
   Padded y(image, width, height, kernel.radius);
-  std::vector<float> x = y.pixels, ax(x.size()), ratio(x.size()), scratch;
+  std::vector<float> x(y.pixels.size());
   // A x below this is taken as no light: y / A x there is 0 (y is 0 there too, up to rounding).
-  const float floor = peak * 1e-12f;
-  for (int it = 0; it < iterations; ++it) {
-    apply_psf(kernel, x, ax, y.w(), y.h(), scratch);
-    for (std::size_t i = 0; i < x.size(); ++i) ratio[i] = ax[i] > floor ? y.pixels[i] / ax[i] : 0.0f;
-    apply_psf_adjoint(kernel, ratio, ax, y.w(), y.h(), scratch);
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] *= ax[i];
-  }
+  engine.iterate(y.pixels, x, y.w(), y.h(), kernel, iterations, peak * 1e-12f);
   crop(x, y.pad, image);
+}
+
+void richardson_lucy(std::span<float> image, std::int64_t width, std::int64_t height, const PsfKernel& kernel,
+                     int iterations) {
+  CpuDeconvolveEngine cpu;
+  richardson_lucy(image, width, height, kernel, iterations, cpu);
 }
 
 void convolve_reflect(std::span<float> image, std::int64_t width, std::int64_t height, const PsfKernel& kernel) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "nanoscopy/smre/psf.hpp"
+#include "nanoscopy/sofi/deconvolve_engine.hpp"
 
 namespace nanoscopy {
 
@@ -40,6 +41,9 @@ double order_psf_mass(double sigma, int order);
 // negative or non-finite pixel.
 void richardson_lucy(std::span<float> image, std::int64_t width, std::int64_t height, const PsfKernel& kernel,
                      int iterations);
+// The same with the iterations on `engine` (the CUDA one: deconvolve_engine.hpp).
+void richardson_lucy(std::span<float> image, std::int64_t width, std::int64_t height, const PsfKernel& kernel,
+                     int iterations, DeconvolveEngine& engine);
 
 // Convolution with a separable kernel on a reflection-padded copy (the reconvolution of balanced SOFI).
 void convolve_reflect(std::span<float> image, std::int64_t width, std::int64_t height, const PsfKernel& kernel);
