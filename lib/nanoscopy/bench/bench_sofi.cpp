@@ -228,7 +228,7 @@ json quality(const SofiBenchOptions& o, const BenchDevice& dev, const fs::path& 
            o.pixel_size, since(t));
   }
 
-  // SOFI4 and balanced SOFI (sofi --balanced's defaults: orders 2..4, Richardson-Lucy, 20 iterations, on the
+  // SOFI4 and balanced SOFI (sofi --balanced's defaults: orders 2..4, Richardson-Lucy, 10 iterations, on the
   // quality device) from the same cumulant runs.
   t = clock_type::now();
   const SofiProblem problem4 = problem_of(n, n, {2, 3, 4});
@@ -241,7 +241,8 @@ json quality(const SofiBenchOptions& o, const BenchDevice& dev, const fs::path& 
   t = clock_type::now();
   BalancedSettings balanced_settings;
   balanced_settings.psf_sigma = o.psf_sigma;
-  const auto deconvolve = richardson_lucy_deconvolver(o.psf_sigma, 20, make_deconvolve_engine(dev.device));
+  const auto deconvolve =
+      richardson_lucy_deconvolver(o.psf_sigma, kBalancedRlIterations, make_deconvolve_engine(dev.device));
   const auto bal_full = balance_sofi(problem4, c4_full, balanced_settings, deconvolve);
   const auto bal_even = balance_sofi(problem4, c4_even, balanced_settings, deconvolve);
   const auto bal_odd = balance_sofi(problem4, c4_odd, balanced_settings, deconvolve);
@@ -343,7 +344,7 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
     const std::int64_t frames = gpu ? o.speed_frames : std::min(o.cpu_frames, o.speed_frames);
     struct Config {
       std::vector<int> orders;
-      bool balanced;  // + sofi --balanced's step (Richardson-Lucy, 20 iterations, on the same device)
+      bool balanced;  // + sofi --balanced's step (its defaults: Richardson-Lucy, on the same device)
     };
     for (const auto& [orders, balanced] : {Config{{2}, false}, Config{{2, 3, 4}, false}, Config{{2, 3, 4}, true}}) {
       const SofiProblem problem = problem_of(n, n, orders);
@@ -366,7 +367,8 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
           BalancedSettings settings;
           settings.psf_sigma = 2.0;
           balance_sofi(problem, images, settings,
-                       richardson_lucy_deconvolver(settings.psf_sigma, 20, make_deconvolve_engine(dev.device)));
+                       richardson_lucy_deconvolver(settings.psf_sigma, kBalancedRlIterations,
+                                                   make_deconvolve_engine(dev.device)));
         }
         times.push_back(since(t));
         streaming.push_back(times.back() - setup);

@@ -31,19 +31,25 @@ void write_png_bytes(const std::string& path, std::int64_t width, std::int64_t h
 
 }  // namespace
 
+float order_statistic(std::vector<float>& values, double fraction) {
+  // The element a full sort would put at this index; nth_element finds it in linear time (a sort of a
+  // 1024^2 preview took 70 ms, most of sofi --balanced's output time on a fast GPU).
+  const auto k = static_cast<std::ptrdiff_t>(fraction * static_cast<double>(values.size() - 1));
+  std::nth_element(values.begin(), values.begin() + k, values.end());
+  return values[static_cast<std::size_t>(k)];
+}
+
 void write_gray_png(const std::string& path, std::int64_t width, std::int64_t height, std::span<const float> pixels,
                     double low_percentile, double high_percentile) {
   if (width < 1 || height < 1 || static_cast<std::int64_t>(pixels.size()) != width * height)
     throw UsageError(path, "image size does not match its pixels");
-  std::vector<float> sorted;
+  std::vector<float> finite;
   for (float v : pixels)
-    if (std::isfinite(v)) sorted.push_back(v);
+    if (std::isfinite(v)) finite.push_back(v);
   float lo = 0, hi = 1;
-  if (!sorted.empty()) {
-    std::sort(sorted.begin(), sorted.end());
-    auto at = [&](double p) { return sorted[static_cast<std::size_t>(p / 100.0 * static_cast<double>(sorted.size() - 1))]; };
-    lo = at(low_percentile);
-    hi = at(high_percentile);
+  if (!finite.empty()) {
+    lo = order_statistic(finite, low_percentile / 100.0);
+    hi = order_statistic(finite, high_percentile / 100.0);
   }
   const float scale = hi > lo ? 255.0f / (hi - lo) : 0.0f;
   std::vector<std::uint8_t> gray(pixels.size());

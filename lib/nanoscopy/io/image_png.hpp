@@ -6,8 +6,13 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace nanoscopy {
+
+// The value at `fraction` (0..1) of the way through `values` sorted (index fraction * (n - 1), rounded
+// down); reorders `values`. Non-empty `values`.
+float order_statistic(std::vector<float>& values, double fraction);
 
 // Written atomically; OutputError naming the path on failure.
 void write_gray_png(const std::string& path, std::int64_t width, std::int64_t height, std::span<const float> pixels,

@@ -1,5 +1,7 @@
 #include "nanoscopy/params/tool_schemas.hpp"
 
+#include "nanoscopy/sofi/balanced.hpp"  // kBalancedRlIterations
+
 namespace nanoscopy {
 namespace {
 
@@ -123,7 +125,7 @@ const Schema& sofi_schema() {
               "<out>_balanced.tif (balanced image; with n = 4 also on-time ratio, brightness, density) and PNGs");
     s.choice("SOFI/deconvolution", "rl", {"rl", "smre"},
              "balanced: deconvolution of order n with the PSF sigma/sqrt(n): Richardson-Lucy or SMRE");
-    s.integer("SOFI/rl iterations", 20, 1, 10000, "balanced: Richardson-Lucy iterations per order");
+    s.integer("SOFI/rl iterations", kBalancedRlIterations, 1, 10000, "balanced: Richardson-Lucy iterations per order");
     s.string("SOFI/deconvolution smre", "",
              "balanced with smre: smre parameter file (empty: smre's defaults); its PSF sigma is replaced");
     s.real("SOFI/parameter mask", 0.05, 0, 1,

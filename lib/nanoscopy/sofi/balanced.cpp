@@ -89,12 +89,11 @@ BalancedImages balance_sofi(const SofiProblem& problem, const SofiImages& images
     }
   }
 
-  // Linearized orders at their own resolution, each scaled to its maximum.
+  // Linearized orders (not reconvolved: balanced.hpp), each scaled to its maximum.
   auto linearized = [&](int order) {
     std::vector<float> l(pixels);
     const auto& k = out.linear[static_cast<std::size_t>(order - 2)];
     for (std::size_t i = 0; i < pixels; ++i) l[i] = std::pow(std::abs(k[i]), 1.0f / static_cast<float>(order));
-    convolve_reflect(l, w, h, make_psf_kernel(settings.psf_sigma / std::sqrt(static_cast<double>(n))));
     return scaled_to_max(std::move(l));
   };
   const auto l3 = linearized(3);

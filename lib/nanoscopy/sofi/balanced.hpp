@@ -35,12 +35,18 @@
 // at each pixel back for the parameters (sofiParameters used the signed cumulants).
 //
 // Balanced image (sofiLinearize + sofiBalance): L_n = |K_n|^(1/n) (brightness to
-// the first power: eps |w_n|^(1/n) at an emitter), reconvolved with a Gaussian of
-// sigma / sqrt(n) (the order-n SOFI resolution, as sofiLinearize reconvolves), each
-// scaled to its maximum; with n = 4, order 4 is used except where w4 vanishes
-// (rho near 0.211 or 0.789: rho in [0.128, 0.278] or [0.722, 0.872], bSOFI's
-// bands), where order 3 is used, the choice smoothed by the same Gaussian
-// (masked rho: order 4). With n = 3, L3 alone (no rho, eps, N: they need order 4).
+// the first power: eps |w_n|^(1/n) at an emitter), each scaled to its maximum;
+// with n = 4, order 4 is used except where w4 vanishes (rho near 0.211 or 0.789:
+// rho in [0.128, 0.278] or [0.722, 0.872], bSOFI's bands), where order 3 is used,
+// the choice smoothed by a Gaussian of sigma / sqrt(n) (masked rho: order 4). With
+// n = 3, L3 alone (no rho, eps, N: they need order 4).
+// L_n is not reconvolved: the maintained bSOFI toolbox's sofiLinearize keeps the
+// n-th root as it is (its reconvolution with the PSF is commented out), and so
+// do we, measured: a reconvolution with sigma / sqrt(n) on top of what
+// Richardson-Lucy leaves blurs the image beyond the order-n resolution; against
+// the simulated sample (bench sofi, quantum dots, seeds 1-4) the error was 0.34-0.36
+// with it and 0.28-0.31 without, at 5,000 and 20,000 frames 0.34 / 0.29 and 0.32 /
+// 0.24 (docs/benchmarks.md, "balanced SOFI against the sample").
 #pragma once
 
 #include <algorithm>
@@ -83,6 +89,11 @@ using CumulantDeconvolver = std::function<void(std::span<float> image, std::int6
 // Richardson-Lucy with the order's kernel (deconvolve.hpp), iterating on `engine` (null: the CPU's).
 CumulantDeconvolver richardson_lucy_deconvolver(double psf_sigma, int iterations,
                                                 std::shared_ptr<DeconvolveEngine> engine = nullptr);
+
+// Richardson-Lucy iterations by default: the bSOFI toolbox's documented default (sofiLinearize's
+// "maximum deconvolution iterations {10}"); more sharpen the noise of orders 3 and 4 into speckles
+// (bench sofi's quantum dots at 2,000 frames: error against the sample 0.30 at 10, 0.32 at 20, 0.38 at 40).
+constexpr int kBalancedRlIterations = 10;
 
 struct BalancedSettings {
   double psf_sigma = 0;        // camera PSF sigma, px

@@ -42,14 +42,13 @@ CumulantDeconvolver smre_deconvolver(const BalancedOptions& o, const Device& dev
 
 // A map scaled to [0, 1] for the panel: low..high percentiles of its finite pixels; masked pixels black.
 std::vector<float> panel_tile(const std::vector<float>& v, bool unit_range) {
-  std::vector<float> sorted;
+  std::vector<float> finite;
   for (float x : v)
-    if (std::isfinite(x)) sorted.push_back(x);
+    if (std::isfinite(x)) finite.push_back(x);
   float lo = 0, hi = 1;
-  if (!unit_range && !sorted.empty()) {
-    std::sort(sorted.begin(), sorted.end());
-    lo = sorted[static_cast<std::size_t>(0.005 * static_cast<double>(sorted.size() - 1))];
-    hi = sorted[static_cast<std::size_t>(0.995 * static_cast<double>(sorted.size() - 1))];
+  if (!unit_range && !finite.empty()) {
+    lo = order_statistic(finite, 0.005);
+    hi = order_statistic(finite, 0.995);
   }
   std::vector<float> out(v.size(), 0.0f);
   for (std::size_t i = 0; i < v.size(); ++i)

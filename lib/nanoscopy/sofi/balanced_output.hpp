@@ -19,7 +19,7 @@ struct BalancedOptions {
   bool enabled = false;
   BalancedSettings settings;
   std::string method = "rl";  // "rl" or "smre"
-  int iterations = 20;        // Richardson-Lucy
+  int iterations = kBalancedRlIterations;  // Richardson-Lucy
   std::string smre_prm;       // smre parameter file ("": smre's defaults); its PSF sigma is replaced
 };
 
