@@ -44,9 +44,10 @@
 // n-th root as it is (its reconvolution with the PSF is commented out), and so
 // do we, measured: a reconvolution with sigma / sqrt(n) on top of what
 // Richardson-Lucy leaves blurs the image beyond the order-n resolution; against
-// the simulated sample (bench sofi, quantum dots, seeds 1-4) the error was 0.34-0.36
-// with it and 0.28-0.31 without, at 5,000 and 20,000 frames 0.34 / 0.29 and 0.32 /
-// 0.24 (docs/benchmarks.md, "balanced SOFI against the sample").
+// the simulated sample (bench sofi, quantum dots, 2,000 frames, seeds 1-4) the
+// error was 0.34-0.36 with it (and 20 iterations), 0.28-0.31 without (and 10); at
+// 5,000 frames 0.34 and 0.27, at 20,000 frames 0.32 and 0.24 (docs/benchmarks.md,
+// "Issue 19: balanced SOFI against the sample").
 #pragma once
 
 #include <algorithm>
