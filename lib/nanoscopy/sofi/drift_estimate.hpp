@@ -67,10 +67,10 @@ class SofiDriftEstimator {
     // Whether the pairs agree on one drift: a stack with structure registers to hundredths or tenths of a
     // pixel (the pairs' residual; tests/test_sofi_drift.cpp: 0.008 px on dyes, 0.07 px on quantum dots), while block
     // means without fixed structure (noise, a sample that changes) give peaks anywhere: residuals of
-    // pixels to tens of pixels, and many pairs dropped. Unreliable: residual above kMaxReliableResidualPx,
+    // pixels to tens of pixels, and many pairs dropped. Unreliable: residual above max_reliable_residual_px,
     // or more than half of the pairs dropped as outliers. sofi warns; the correction is still applied.
-    static constexpr double kMaxReliableResidualPx = 1.0;
-    bool reliable() const { return rms_residual_px <= kMaxReliableResidualPx && 2 * dropped <= pairs; }
+    static constexpr double max_reliable_residual_px = 1.0;
+    bool reliable() const { return rms_residual_px <= max_reliable_residual_px && 2 * dropped <= pairs; }
   };
   // InputError naming `source` with fewer than 2 blocks, or when no two blocks correlate.
   Result solve(std::int64_t frames, const std::string& source);
