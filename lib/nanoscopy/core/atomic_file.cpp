@@ -128,6 +128,7 @@ void AtomicOutput::commit() {
   if (sync_result != 0)
     throw OutputError(final_.string(), "could not flush the output: " + describe_errno(sync_errno));
   if (g_open_group) {  // the group renames it, or removes it on failure
+    const std::lock_guard lock(g_open_group->finished_mutex_);
     g_open_group->finished_.push_back({temp_, final_, slot_});
     committed_ = true;
     slot_ = -1;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,7 @@ class OutputGroup {
     int slot;  // still registered: an interrupt removes it
   };
   std::vector<Finished> finished_;
+  std::mutex finished_mutex_;  // outputs of one group may be finished on several threads (sofi --balanced)
   bool joined_ = false;  // opened inside another group, which does the work
 };
 

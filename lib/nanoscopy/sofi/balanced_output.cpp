@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <future>
 #include <iomanip>
 #include <ostream>
 
@@ -130,26 +131,33 @@ std::vector<std::string> write_balanced(const std::string& sofi_path, const Sofi
     pages.push_back({"epsilon", "brightness epsilon (photons per frame while on)", &b.epsilon});
     pages.push_back({"density", "density N (emitters per pixel)", &b.density});
   }
-  std::vector<std::string> files{sibling_path(sofi_path, "_balanced" + ext)};
-  if (ext == ".h5" || ext == ".hdf5") {
-    std::vector<NamedImage> named;
-    for (const auto& pg : pages) named.push_back({pg.name, w, h, pg.pixels->data(), pg.label, pixel_size_nm});
-    write_hdf5_images(files[0], named, software);
-  } else {
-    std::vector<const float*> data;
-    std::vector<std::string> labels;
-    for (const auto& pg : pages) {
-      data.push_back(pg.pixels->data());
-      labels.push_back(pg.label);
+  // The three files are written side by side: each ends in an fsync (core/atomic_file.hpp), which waits
+  // for the disk; in turn they took 0.13 s on this 2-core machine after a 512^2 run, side by side 0.06 s
+  // (the panel's PNG the longest). Only the first uses HDF5 (not thread-safe); libpng and libtiff are safe
+  // per file, and the output group's list is locked.
+  std::vector<std::string> files{sibling_path(sofi_path, "_balanced" + ext), sibling_path(sofi_path, "_balanced.png")};
+  if (b.order >= 4) files.push_back(sibling_path(sofi_path, "_balanced_panel.png"));
+  std::vector<std::future<void>> writes;
+  writes.push_back(std::async(std::launch::async, [&] {
+    if (ext == ".h5" || ext == ".hdf5") {
+      std::vector<NamedImage> named;
+      for (const auto& pg : pages) named.push_back({pg.name, w, h, pg.pixels->data(), pg.label, pixel_size_nm});
+      write_hdf5_images(files[0], named, software);
+    } else {
+      std::vector<const float*> data;
+      std::vector<std::string> labels;
+      for (const auto& pg : pages) {
+        data.push_back(pg.pixels->data());
+        labels.push_back(pg.label);
+      }
+      write_float_pages(files[0], w, h, data, pixel_size_nm, software, labels);
     }
-    write_float_pages(files[0], w, h, data, pixel_size_nm, software, labels);
-  }
-  files.push_back(sibling_path(sofi_path, "_balanced.png"));
-  write_gray_png(files.back(), w, h, b.balanced);
-  if (b.order >= 4) {
-    files.push_back(sibling_path(sofi_path, "_balanced_panel.png"));
-    write_gray_png(files.back(), 2 * w, 2 * h, parameter_panel(b, w, h), 0, 100);
-  }
+  }));
+  writes.push_back(std::async(std::launch::async, [&] { write_gray_png(files[1], w, h, b.balanced); }));
+  if (b.order >= 4)
+    writes.push_back(std::async(std::launch::async,
+                                [&] { write_gray_png(files[2], 2 * w, 2 * h, parameter_panel(b, w, h), 0, 100); }));
+  for (auto& wr : writes) wr.get();  // the first failure is rethrown; the futures left wait for their writes
   if (!quiet) {
     out << "  balanced SOFI of orders 2.." << b.order << " ("
         << (options.method == "smre" ? std::string("SMRE") : "Richardson-Lucy, " + std::to_string(options.iterations) +
