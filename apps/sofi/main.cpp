@@ -77,10 +77,12 @@ int main(int argc, char** argv) {
       "block is cross-correlated with the others (FFT, sub-pixel Gaussian peak fit, redundant least squares); the\n"
       "block drifts are interpolated to every frame (cubic spline) and each frame is shifted back by bilinear\n"
       "interpolation (local, no ringing; mixes pixels of one frame only, so lagged cumulants stay noise-free), the\n"
-      "image registered to the first frame. --bleach-correction: none = no centring but the overall mean (a bleaching\n"
-      "stack then shows its decay as fluctuation); block (default) = each --block centred on its own mean, as bSOFI\n"
-      "and pysofi's sub-sequences; exponential = f(t) = A exp(-t/tau) + C fitted to the mean intensity per frame and\n"
-      "each frame scaled by f(0)/f(t) (at most 100; Fiji's Bleach Correction, Exponential Fit), then blocks as usual. Neither works with --partial or mpirun (the first pass needs the whole range).");
+      "image registered to the first frame; a stack whose blocks do not register (no fixed structure) gets a warning.\n"
+      "--bleach-correction: none = no centring but the overall mean (a bleaching stack then shows its decay as\n"
+      "fluctuation); block (default) = each --block centred on its own mean, as bSOFI and pysofi's sub-sequences;\n"
+      "exponential = f(t) = A exp(-t/tau) + C fitted to the mean intensity per frame and each frame scaled by\n"
+      "f(0)/f(t) (at most 100; Fiji's Bleach Correction, Exponential Fit), then blocks as usual. Neither works with\n"
+      "--partial or mpirun (the first pass needs the whole range).");
   return app.run(argc, argv, [&](ToolContext& ctx) {
     if (*merge_cmd) return run_sofi_merge(merge, ctx, std::cout);
     run_sofi_cli(options, ctx, std::cout);
