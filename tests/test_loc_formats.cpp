@@ -487,6 +487,25 @@ TEST_CASE("reading errors name the file (and line)") {
     e = test::expect_error<InputError>([&] { read_localizations(missing); });
     CHECK(e.where() == missing);
   }
+  SUBCASE("HDF5: integer columns stored as floats must hold whole numbers (len, n, iterations)") {
+    // The fuzzer's case: a NaN len was cast to int (undefined behaviour) instead of refused.
+    for (const char* name : {"len", "n", "iterations"})
+      for (const double bad : {std::nan(""), 1e300, 2.5}) {
+        CAPTURE(name);
+        CAPTURE(bad);
+        const auto path = (dir / (std::string("float_") + name + ".hdf5")).string();
+        auto table = create_hdf5_table_writer(path, "locs",
+                                              {{"frame", ColumnType::u32}, {"x", ColumnType::f32},
+                                               {"y", ColumnType::f32}, {name, ColumnType::f64}});
+        const double row[] = {3, 10.5, 11.5, bad};
+        table->append(row);
+        table->finish();
+        const auto e = test::expect_error<InputError>([&] { read_localizations(path); });
+        CHECK(e.where() == path);
+        CHECK(test::contains(e.what(), std::string(name) + " "));
+        CHECK(test::contains(e.what(), "is not a whole number"));
+      }
+  }
 }
 
 TEST_CASE("no file under the final name without finish(); order and range of frames") {

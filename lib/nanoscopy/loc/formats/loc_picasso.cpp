@@ -281,14 +281,16 @@ class PicassoReader final : public LocalizationReader {
     if (present[kFieldLikelihood]) l.likelihood = v[kFieldLikelihood];
     if (present[kFieldZ]) l.z = v[kFieldZ];
     if (present[kFieldLpz]) l.lpz = v[kFieldLpz];
-    if (present[kFieldLen]) l.len = static_cast<std::int32_t>(v[kFieldLen]);
-    if (present[kFieldN]) l.n = static_cast<std::int32_t>(v[kFieldN]);
-    if (present[kFieldIterations]) {
-      const double it = v[kFieldIterations];
-      if (!(it >= -2147483648.0 && it <= 2147483647.0) || it != std::floor(it))
-        throw InputError(path, "/locs row " + row() + ": iterations " + number_text(it) + " is not a whole number");
-      l.iterations = static_cast<std::int32_t>(it);
-    }
+    // Integer columns stored as floats (a converted or hand-made file): a whole number in int32's range, or a
+    // one-line error (a NaN or 1e300 cast to int is undefined behaviour; the fuzzer found len and n).
+    const auto whole = [&](const char* name, double value) {
+      if (!(value >= -2147483648.0 && value <= 2147483647.0) || value != std::floor(value))
+        throw InputError(path, "/locs row " + row() + ": " + name + " " + number_text(value) + " is not a whole number");
+      return static_cast<std::int32_t>(value);
+    };
+    if (present[kFieldLen]) l.len = whole("len", v[kFieldLen]);
+    if (present[kFieldN]) l.n = whole("n", v[kFieldN]);
+    if (present[kFieldIterations]) l.iterations = whole("iterations", v[kFieldIterations]);
     l.status = FitStatus::converged_min_delta;
     if (present[kFieldStatus]) {
       const double st = v[kFieldStatus];
