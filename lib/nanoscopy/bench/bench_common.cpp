@@ -5,6 +5,8 @@
 #include <thread>
 
 #include "nanoscopy/backend/registry.hpp"
+#include "nanoscopy/commit.hpp"
+#include "nanoscopy/config.hpp"
 #include "nanoscopy/core/error.hpp"
 
 namespace nanoscopy {
@@ -24,6 +26,14 @@ std::string utc_now() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return buf;
+}
+
+json bench_document(const std::string& benchmark) {
+  return {{"benchmark", benchmark},
+          {"version", NANOSCOPY_VERSION},
+          {"commit", NANOSCOPY_GIT_COMMIT},
+          {"date", utc_now()},
+          {"machine", machine_info()}};
 }
 
 json machine_info() {

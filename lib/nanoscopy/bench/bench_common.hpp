@@ -18,6 +18,9 @@ std::string utc_now();    // ISO 8601, e.g. 2024-05-01T12:00:00Z
 // CUDA driver/runtime versions and whether the CUDA backend is compiled in.
 nlohmann::json machine_info();
 
+// The head of a bench subcommand's JSON: {"benchmark": name, "version", "commit", "date", "machine"}.
+nlohmann::json bench_document(const std::string& benchmark);
+
 struct BenchDevice {
   std::string label;  // "cpu", "cuda:0"
   Device device;

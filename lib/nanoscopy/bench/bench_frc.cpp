@@ -9,8 +9,6 @@
 #include <random>
 
 #include "nanoscopy/backend/registry.hpp"
-#include "nanoscopy/commit.hpp"
-#include "nanoscopy/config.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/frc/frc.hpp"
@@ -129,14 +127,10 @@ void run_frc_bench(const FrcBenchOptions& o, std::uint64_t seed, int repeats, bo
     }
   }
   if (!o.json.empty()) {
-    json j{{"benchmark", "frc"},
-           {"version", NANOSCOPY_VERSION},
-           {"commit", NANOSCOPY_GIT_COMMIT},
-           {"date", utc_now()},
-           {"machine", machine_info()},
-           {"seed", seed},
-           {"repeats", repeats},
-           {"rows", rows}};
+    json j = bench_document("frc");
+    j["seed"] = seed;
+    j["repeats"] = repeats;
+    j["rows"] = rows;
     write_file_atomically(o.json, j.dump(2) + "\n");
     out << "wrote " << o.json << "\n";
   }

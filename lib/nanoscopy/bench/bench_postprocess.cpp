@@ -12,8 +12,6 @@
 
 #include "nanoscopy/backend/registry.hpp"
 #include "nanoscopy/bench/bench_common.hpp"
-#include "nanoscopy/commit.hpp"
-#include "nanoscopy/config.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/fit2d/link_cmd.hpp"
@@ -307,28 +305,24 @@ void run_postprocess_bench(PostprocessBenchOptions o, std::uint64_t seed, bool q
     }
   }
   if (!o.json.empty()) {
-    json j{{"benchmark", "postprocess"},
-           {"version", NANOSCOPY_VERSION},
-           {"commit", NANOSCOPY_GIT_COMMIT},
-           {"date", utc_now()},
-           {"machine", machine_info()},
-           {"seed", seed},
-           {"simulation",
-            {{"frames", o.frames},
-             {"localizations", n_locs},
-             {"blinks", s.blinks},
-             {"emitters", o.emitters},
-             {"structure", o.structure},
-             {"field_px", kField},
-             {"pixel_size_nm", kPixelNm},
-             {"precision_nm", o.precision_nm},
-             {"markers", o.markers},
-             {"marker_precision_nm", o.marker_precision_nm},
-             {"drift_linear_nm_per_1000_frames", o.drift_linear_nm},
-             {"drift_walk_nm_per_sqrt_frame", o.drift_walk_nm}}},
-           {"drift", drift_rows},
-           {"link", link_row},
-           {"render", render_rows}};
+    json j = bench_document("postprocess");
+    j.update({{"seed", seed},
+              {"simulation",
+               {{"frames", o.frames},
+                {"localizations", n_locs},
+                {"blinks", s.blinks},
+                {"emitters", o.emitters},
+                {"structure", o.structure},
+                {"field_px", kField},
+                {"pixel_size_nm", kPixelNm},
+                {"precision_nm", o.precision_nm},
+                {"markers", o.markers},
+                {"marker_precision_nm", o.marker_precision_nm},
+                {"drift_linear_nm_per_1000_frames", o.drift_linear_nm},
+                {"drift_walk_nm_per_sqrt_frame", o.drift_walk_nm}}},
+              {"drift", drift_rows},
+              {"link", link_row},
+              {"render", render_rows}});
     write_file_atomically(o.json, j.dump(2) + "\n");
     out << "wrote " << o.json << "\n";
   }

@@ -10,8 +10,6 @@
 
 #include "nanoscopy/backend/registry.hpp"
 #include "nanoscopy/bench/bench_common.hpp"
-#include "nanoscopy/commit.hpp"
-#include "nanoscopy/config.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/loc/render.hpp"
@@ -129,18 +127,14 @@ void run_render_bench(const RenderBenchOptions& o, std::uint64_t seed, int repea
     }
   }
   if (!o.json.empty()) {
-    json j{{"benchmark", "render"},
-           {"version", NANOSCOPY_VERSION},
-           {"commit", NANOSCOPY_GIT_COMMIT},
-           {"date", utc_now()},
-           {"machine", machine_info()},
-           {"seed", seed},
-           {"repeats", repeats},
-           {"mode", o.mode},
-           {"color", o.color},
-           {"pixel_nm", o.pixel_nm},
-           {"field_um", o.field_um},
-           {"rows", rows}};
+    json j = bench_document("render");
+    j.update({{"seed", seed},
+              {"repeats", repeats},
+              {"mode", o.mode},
+              {"color", o.color},
+              {"pixel_nm", o.pixel_nm},
+              {"field_um", o.field_um},
+              {"rows", rows}});
     write_file_atomically(o.json, j.dump(2) + "\n");
     out << "wrote " << o.json << "\n";
   }

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "nanoscopy/backend/registry.hpp"
-#include "nanoscopy/commit.hpp"
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
@@ -275,8 +274,8 @@ void run_smre_bench(const SmreBenchOptions& o, std::uint64_t seed, bool quiet, s
   else if (fs::exists(kCamera)) truth = load_truth(kCamera);
   else truth = synthetic_truth(512);
   if (!o.json.empty()) AtomicOutput check(o.json);  // fail before measuring
-  json doc{{"benchmark", "smre"}, {"version", NANOSCOPY_VERSION}, {"commit", NANOSCOPY_GIT_COMMIT},
-           {"date", utc_now()},  {"machine", machine_info()},  {"truth", truth.name}};
+  json doc = bench_document("smre");
+  doc["truth"] = truth.name;
   out << "# bench smre (" << truth.name << ")\n";
   if (!o.skip_runtime) doc["runtime"] = runtime_sweep(o, devices, truth, seed, out);
   // Quality and stack throughput on the fastest device named (the last: GPUs follow the CPU).
