@@ -40,10 +40,6 @@ namespace {
 
 std::string q(const fs::path& p) { return shell_quote(p.string()); }
 
-CommandResult tool(const std::string& name, const std::string& args) {
-  return run_command(shell_quote(app_path(name)) + " " + args);
-}
-
 void require_ok(const CommandResult& r) { REQUIRE_MESSAGE(r.exit_code == 0, r.output); }
 
 // A tmpfs of 64 kB mounted on `dir` and filled up; unmounted by the destructor.
@@ -117,14 +113,14 @@ struct Fixtures {
 
     // Part files of each tool, and broken ones.
     const std::string m = q(movie);
-    require_ok(tool("fit2d", "--quiet " + m + " --frames 0:5 --partial " + q(parts / "fit2d_0.h5")));
-    require_ok(tool("fit2d", "--quiet " + m + " --frames 5:10 --partial " + q(parts / "fit2d_1.h5")));
+    require_ok(run_tool("fit2d", "--quiet " + m + " --frames 0:5 --partial " + q(parts / "fit2d_0.h5")));
+    require_ok(run_tool("fit2d", "--quiet " + m + " --frames 5:10 --partial " + q(parts / "fit2d_1.h5")));
     const std::string smre = "--quiet --icd --psf 1 --iterations 3 " + m;
-    require_ok(tool("smre", smre + " --frames 0:5 --partial " + q(parts / "smre_0.h5")));
-    require_ok(tool("smre", smre + " --frames 5:10 --partial " + q(parts / "smre_1.h5")));
+    require_ok(run_tool("smre", smre + " --frames 0:5 --partial " + q(parts / "smre_0.h5")));
+    require_ok(run_tool("smre", smre + " --frames 5:10 --partial " + q(parts / "smre_1.h5")));
     const std::string sofi = "--quiet --device cpu --orders 2 --block 5 " + m;
-    require_ok(tool("sofi", sofi + " --frames 0:5 --partial " + q(parts / "sofi_0.h5")));
-    require_ok(tool("sofi", sofi + " --frames 5:10 --partial " + q(parts / "sofi_1.h5")));
+    require_ok(run_tool("sofi", sofi + " --frames 0:5 --partial " + q(parts / "sofi_0.h5")));
+    require_ok(run_tool("sofi", sofi + " --frames 5:10 --partial " + q(parts / "sofi_1.h5")));
     for (const std::string t : {"fit2d", "smre", "sofi"}) {
       write_file(parts / (t + "_empty.h5"), "");
       const std::string whole = read_file(parts / (t + "_0.h5"));
@@ -174,7 +170,7 @@ void check_rows(const std::string& name, const std::vector<Row>& rows) {
     }
     CAPTURE(row.args);
     const auto before = snapshot(f.root.path());
-    const auto r = tool(name, "--quiet " + row.args);
+    const auto r = run_tool(name, "--quiet " + row.args);
     check_one_line_error(r, name, row.code, row.where, row.what);
     CHECK(snapshot(f.root.path()) == before);  // no output, no temporary file, inputs untouched
   }
@@ -503,7 +499,7 @@ TEST_CASE("several outputs of one run: a later one that cannot be written takes 
   for (const auto& row : rows) {
     CAPTURE(row.args);
     const auto before = snapshot(d);
-    check_one_line_error(tool(row.tool, "--quiet " + row.args), row.tool, 4, row.where, "is a directory");
+    check_one_line_error(run_tool(row.tool, "--quiet " + row.args), row.tool, 4, row.where, "is a directory");
     CHECK(snapshot(d) == before);  // no output of this run, no temporary file
   }
   CHECK(read_file(d / "s.tif") == "a previous sofi image");
@@ -512,7 +508,7 @@ TEST_CASE("several outputs of one run: a later one that cannot be written takes 
 
 TEST_CASE("NaN and Inf pixels: fit2d detects no spot near them and writes only finite localizations") {
   auto& f = fixtures();
-  const auto clean = tool("fit2d", "--quiet " + q(f.movie) + " -o " + q(f.out / "clean.csv"));
+  const auto clean = run_tool("fit2d", "--quiet " + q(f.movie) + " -o " + q(f.out / "clean.csv"));
   require_ok(clean);
   const auto found = read_localizations((f.out / "clean.csv").string(), 100).size();
   REQUIRE(found > 0);
@@ -528,7 +524,7 @@ TEST_CASE("NaN and Inf pixels: fit2d detects no spot near them and writes only f
       CAPTURE(input);
       CAPTURE(ext);
       const fs::path out = f.out / ("locs" + ext);
-      const auto r = tool("fit2d", "--quiet " + q(f.in / input) + " -o " + q(out));
+      const auto r = run_tool("fit2d", "--quiet " + q(f.in / input) + " -o " + q(out));
       require_ok(r);
       const auto locs = read_localizations(out.string(), 100);
       CHECK(locs.size() > 0);  // one bad pixel does not silence the stack

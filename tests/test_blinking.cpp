@@ -29,31 +29,6 @@ std::vector<float> read_all(const std::string& path, StackInfo* info = nullptr) 
   return v;
 }
 
-// Rows of a CSV with a header, as numbers (header labels may be quoted).
-std::vector<std::vector<double>> read_csv(const fs::path& path, std::vector<std::string>* header = nullptr) {
-  std::istringstream in(read_file(path));
-  std::string line;
-  std::getline(in, line);
-  if (header) {
-    std::istringstream h(line);
-    std::string cell;
-    while (std::getline(h, cell, ',')) {
-      cell.erase(std::remove(cell.begin(), cell.end(), '"'), cell.end());
-      header->push_back(cell);
-    }
-  }
-  std::vector<std::vector<double>> rows;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    std::vector<double> row;
-    std::istringstream l(line);
-    std::string cell;
-    while (std::getline(l, cell, ',')) row.push_back(std::stod(cell));
-    rows.push_back(row);
-  }
-  return rows;
-}
-
 // Fraction of a unit pixel-integrated Gaussian at `mu` that lands on pixels [0, n).
 double mass_on_chip(double mu, double sigma, std::int64_t n) {
   const double s = std::sqrt(2.0) * sigma;
@@ -153,7 +128,7 @@ TEST_CASE("photons per frame = brightness x on-time; the mean image is the noise
   const auto path = (dir / "one.tif").string();
   const auto r = simulate_blinking(s, path);
   REQUIRE(r.emitters == 1);
-  const auto rows = read_csv(r.emitters_csv);
+  const auto rows = read_numeric_csv(r.emitters_csv);
   REQUIRE(rows.size() == 1);
   const double x = rows[0][1], y = rows[0][2];
   const double chip = mass_on_chip(x, s.psf_sigma, s.width) * mass_on_chip(y, s.psf_sigma, s.height);
@@ -226,7 +201,7 @@ TEST_CASE("structures: lines are straight, rings are circles of the given radius
   s.structure = "lines";
   s.filaments = 1;
   auto r = simulate_blinking(s, (dir / "lines.tif").string());
-  auto rows = read_csv(r.emitters_csv);
+  auto rows = read_numeric_csv(r.emitters_csv);
   REQUIRE(rows.size() == 30);
   const double ax = rows[0][1], ay = rows[0][2], bx = rows[29][1] - ax, by = rows[29][2] - ay;
   for (const auto& row : rows) CHECK(std::abs(bx * (row[2] - ay) - by * (row[1] - ax)) < 1e-6 * (bx * bx + by * by + 1));
@@ -236,7 +211,7 @@ TEST_CASE("structures: lines are straight, rings are circles of the given radius
   s.emitters = 12;
   s.ring_radius_min_nm = s.ring_radius_max_nm = 250;
   r = simulate_blinking(s, (dir / "rings.tif").string());
-  rows = read_csv(r.emitters_csv);
+  rows = read_numeric_csv(r.emitters_csv);
   REQUIRE(rows.size() == 12);
   double cx = 0, cy = 0;
   for (const auto& row : rows) cx += row[1] / 12, cy += row[2] / 12;
@@ -264,7 +239,7 @@ TEST_CASE("the truth image: a delta of brightness x on-fraction per emitter on t
   REQUIRE(info.width == 128);
   REQUIRE(info.height == 128);
   REQUIRE(info.type == PixelType::f32);
-  const auto rows = read_csv(r.emitters_csv);
+  const auto rows = read_numeric_csv(r.emitters_csv);
   double sum = 0, expect = 0;
   for (const float v : truth) sum += v;
   for (const auto& row : rows) {
@@ -313,7 +288,7 @@ TEST_CASE("bench simulate blinking writes the stack and its truth; bad options a
     read_all((dir / "qd_mean.tif").string(), &info);
     CHECK(info.width == 32);
     std::vector<std::string> header;
-    CHECK(read_csv(dir / "qd_emitters.csv", &header).size() == 24);
+    CHECK(read_numeric_csv(dir / "qd_emitters.csv", &header).size() == 24);
     CHECK(header == std::vector<std::string>{"id", "x_px", "y_px", "x_nm", "y_nm", "brightness", "on_fraction", "bleach_frame"});
   }
   for (const std::string bad : {"--frames -5", "--frames 0", "--structure spiral", "--blinking gaussian",

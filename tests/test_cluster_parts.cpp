@@ -21,10 +21,6 @@ namespace {
 
 std::string q(const fs::path& p) { return shell_quote(p.string()); }
 
-CommandResult tool(const std::string& name, const std::string& args) {
-  return run_command(shell_quote(app_path(name)) + " " + args);
-}
-
 fs::path movie(const TempDir& dir, const std::string& name, const std::string& options) {
   const fs::path path = dir / name;
   const auto r = run_command(shell_quote(app_path("bench")) + " simulate movie -o " + q(path) + " " + options);
@@ -90,19 +86,19 @@ TEST_CASE("fit2d parts merge to the rows and drift of one run, in any order; --s
   TempDir dir;
   const auto stack = movie(dir, "m.tif", "--frames 240 --markers 3 --drift-x 0.01 --seed 5");
   const std::string fit = " --quiet --device cpu";
-  REQUIRE(tool("fit2d", q(stack) + " -o " + q(dir / "whole.csv") + " --track" + fit).exit_code == 0);
-  REQUIRE(tool("fit2d", q(stack) + " -o " + q(dir / "whole.hdf5") + fit).exit_code == 0);
+  REQUIRE(run_tool("fit2d", q(stack) + " -o " + q(dir / "whole.csv") + " --track" + fit).exit_code == 0);
+  REQUIRE(run_tool("fit2d", q(stack) + " -o " + q(dir / "whole.hdf5") + fit).exit_code == 0);
   for (const auto& [range, name] : {std::pair{"0:70", "p0.h5"}, {"70:71", "p1.h5"}, {"71:240", "p2.h5"}}) {
-    const auto r = tool("fit2d", q(stack) + " --frames " + range + " --partial " + q(dir / name) + fit);
+    const auto r = run_tool("fit2d", q(stack) + " --frames " + range + " --partial " + q(dir / name) + fit);
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   }
   const std::string parts = " " + q(dir / "p2.h5") + " " + q(dir / "p0.h5") + " " + q(dir / "p1.h5");
-  auto r = tool("fit2d", "merge --quiet" + parts + " -o " + q(dir / "merged.csv") + " --track");
+  auto r = run_tool("fit2d", "merge --quiet" + parts + " -o " + q(dir / "merged.csv") + " --track");
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   CHECK(read_file(dir / "merged.csv") == read_file(dir / "whole.csv"));
   CHECK(read_file(dir / "merged_drift.csv") == read_file(dir / "whole_drift.csv"));
   CHECK(read_file(dir / "merged_drift.txt") == read_file(dir / "whole_drift.txt"));
-  r = tool("fit2d", "merge --quiet" + parts + " -o " + q(dir / "merged.hdf5"));
+  r = run_tool("fit2d", "merge --quiet" + parts + " -o " + q(dir / "merged.hdf5"));
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   // Picasso's float32 rows: rounded once, from the same doubles, as in one run
   const auto merged_rows = read_localizations((dir / "merged.hdf5").string());
@@ -118,9 +114,9 @@ TEST_CASE("fit2d parts merge to the rows and drift of one run, in any order; --s
 
   SUBCASE("--series: a second file's frames follow the first's") {
     const auto second = movie(dir, "n.tif", "--frames 30 --seed 6");
-    REQUIRE(tool("fit2d", q(second) + " --partial " + q(dir / "n.h5") + fit).exit_code == 0);
-    REQUIRE(tool("fit2d", q(second) + " -o " + q(dir / "n_locs.csv") + fit).exit_code == 0);
-    r = tool("fit2d", "merge --quiet --series" + parts + " " + q(dir / "n.h5") + " -o " + q(dir / "series.hdf5"));
+    REQUIRE(run_tool("fit2d", q(second) + " --partial " + q(dir / "n.h5") + fit).exit_code == 0);
+    REQUIRE(run_tool("fit2d", q(second) + " -o " + q(dir / "n_locs.csv") + fit).exit_code == 0);
+    r = run_tool("fit2d", "merge --quiet --series" + parts + " " + q(dir / "n.h5") + " -o " + q(dir / "series.hdf5"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     const auto merged = read_localizations((dir / "series.hdf5").string());
     const auto first = read_localizations((dir / "whole.hdf5").string());
@@ -132,23 +128,23 @@ TEST_CASE("fit2d parts merge to the rows and drift of one run, in any order; --s
   }
   SUBCASE("bad merges: one line naming the part, nothing written") {
     const std::string bad = " -o " + q(dir / "bad.csv");
-    check_one_line_error(tool("fit2d", "merge " + q(dir / "p0.h5") + " " + q(dir / "p2.h5") + bad), "fit2d", 3, "p2.h5",
+    check_one_line_error(run_tool("fit2d", "merge " + q(dir / "p0.h5") + " " + q(dir / "p2.h5") + bad), "fit2d", 3, "p2.h5",
                          "frames 70:71 are missing");
-    check_one_line_error(tool("fit2d", "merge" + parts + " " + q(dir / "p1.h5") + bad), "fit2d", 3, "p1.h5", "overlap");
-    check_one_line_error(tool("fit2d", "merge " + q(dir / "p0.h5") + " " + q(dir / "p1.h5") + bad), "fit2d", 3, "p1.h5",
+    check_one_line_error(run_tool("fit2d", "merge" + parts + " " + q(dir / "p1.h5") + bad), "fit2d", 3, "p1.h5", "overlap");
+    check_one_line_error(run_tool("fit2d", "merge " + q(dir / "p0.h5") + " " + q(dir / "p1.h5") + bad), "fit2d", 3, "p1.h5",
                          "frames 71:240 at the end of the stack are missing");
-    REQUIRE(tool("fit2d", q(stack) + " --frames 71:240 --threshold 7 --partial " + q(dir / "t2.h5") + fit).exit_code == 0);
-    check_one_line_error(tool("fit2d", "merge " + q(dir / "p0.h5") + " " + q(dir / "p1.h5") + " " + q(dir / "t2.h5") + bad),
+    REQUIRE(run_tool("fit2d", q(stack) + " --frames 71:240 --threshold 7 --partial " + q(dir / "t2.h5") + fit).exit_code == 0);
+    check_one_line_error(run_tool("fit2d", "merge " + q(dir / "p0.h5") + " " + q(dir / "p1.h5") + " " + q(dir / "t2.h5") + bad),
                          "fit2d", 3, "t2.h5", "different parameters");
     const auto other = movie(dir, "o.tif", "--frames 240 --seed 9");
-    REQUIRE(tool("fit2d", q(other) + " --frames 71:240 --partial " + q(dir / "o2.h5") + fit).exit_code == 0);
-    check_one_line_error(tool("fit2d", "merge " + q(dir / "p0.h5") + " " + q(dir / "p1.h5") + " " + q(dir / "o2.h5") + bad),
+    REQUIRE(run_tool("fit2d", q(other) + " --frames 71:240 --partial " + q(dir / "o2.h5") + fit).exit_code == 0);
+    check_one_line_error(run_tool("fit2d", "merge " + q(dir / "p0.h5") + " " + q(dir / "p1.h5") + " " + q(dir / "o2.h5") + bad),
                          "fit2d", 3, "o2.h5", "different stack (o.tif)");
-    check_one_line_error(tool("fit2d", "merge " + q(dir / "whole.hdf5") + bad), "fit2d", 3, "whole.hdf5",
+    check_one_line_error(run_tool("fit2d", "merge " + q(dir / "whole.hdf5") + bad), "fit2d", 3, "whole.hdf5",
                          "not a part file of this tool");
-    check_one_line_error(tool("fit2d", "merge " + q(stack) + bad), "fit2d", 3, "m.tif", "not an HDF5 file");
-    check_one_line_error(tool("fit2d", "merge " + q(dir / "none.h5") + bad), "fit2d", 3, "none.h5", "no such file");
-    check_one_line_error(tool("fit2d", q(stack) + " --partial " + q(dir / "x.h5") + " --track" + fit), "fit2d", 2,
+    check_one_line_error(run_tool("fit2d", "merge " + q(stack) + bad), "fit2d", 3, "m.tif", "not an HDF5 file");
+    check_one_line_error(run_tool("fit2d", "merge " + q(dir / "none.h5") + bad), "fit2d", 3, "none.h5", "no such file");
+    check_one_line_error(run_tool("fit2d", q(stack) + " --partial " + q(dir / "x.h5") + " --track" + fit), "fit2d", 2,
                          "--partial", "fit2d merge");
     CHECK_FALSE(fs::exists(dir / "bad.csv"));
     CHECK_FALSE(fs::exists(dir / "x.h5"));
@@ -159,17 +155,17 @@ TEST_CASE("smre parts merge to the pages of one run, streamed into one stack; --
   TempDir dir;
   const auto stack = movie(dir, "s.tif", "--frames 7 --width 32 --height 32 --seed 2");
   const std::string restore = " --quiet --icd --psf 1.3 --iterations 15 --device cpu";
-  REQUIRE(tool("smre", q(stack) + " -o " + q(dir / "whole.tif") + restore).exit_code == 0);
-  REQUIRE(tool("smre", q(stack) + " --frames 0:3 --partial " + q(dir / "a.h5") + restore).exit_code == 0);
-  REQUIRE(tool("smre", q(stack) + " --frames 3:7 --partial " + q(dir / "b.h5") + restore).exit_code == 0);
-  auto r = tool("smre", "merge --quiet " + q(dir / "b.h5") + " " + q(dir / "a.h5") + " -o " + q(dir / "merged.tif"));
+  REQUIRE(run_tool("smre", q(stack) + " -o " + q(dir / "whole.tif") + restore).exit_code == 0);
+  REQUIRE(run_tool("smre", q(stack) + " --frames 0:3 --partial " + q(dir / "a.h5") + restore).exit_code == 0);
+  REQUIRE(run_tool("smre", q(stack) + " --frames 3:7 --partial " + q(dir / "b.h5") + restore).exit_code == 0);
+  auto r = run_tool("smre", "merge --quiet " + q(dir / "b.h5") + " " + q(dir / "a.h5") + " -o " + q(dir / "merged.tif"));
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   CHECK(read_file(dir / "merged.tif") == read_file(dir / "whole.tif"));
 
   const auto second = movie(dir, "t.tif", "--frames 2 --width 32 --height 32 --seed 3");
-  REQUIRE(tool("smre", q(second) + " -o " + q(dir / "t_smre.tif") + restore).exit_code == 0);
-  REQUIRE(tool("smre", q(second) + " --partial " + q(dir / "t.h5") + restore).exit_code == 0);
-  r = tool("smre", "merge --quiet --series " + q(dir / "a.h5") + " " + q(dir / "t.h5") + " " + q(dir / "b.h5") + " -o " +
+  REQUIRE(run_tool("smre", q(second) + " -o " + q(dir / "t_smre.tif") + restore).exit_code == 0);
+  REQUIRE(run_tool("smre", q(second) + " --partial " + q(dir / "t.h5") + restore).exit_code == 0);
+  r = run_tool("smre", "merge --quiet --series " + q(dir / "a.h5") + " " + q(dir / "t.h5") + " " + q(dir / "b.h5") + " -o " +
                        q(dir / "series.h5"));
   CHECK_MESSAGE(r.exit_code == 0, r.output);  // s's parts come first: its first part was given first
   auto series = open_stack((dir / "series.h5").string() + ":/data");
@@ -183,14 +179,14 @@ TEST_CASE("smre parts merge to the pages of one run, streamed into one stack; --
   CHECK(got == want);
 
   const std::string bad = " -o " + q(dir / "bad.tif");
-  check_one_line_error(tool("smre", "merge " + q(dir / "b.h5") + bad), "smre", 3, "b.h5", "frames 0:3 are missing");
-  check_one_line_error(tool("smre", "merge " + q(dir / "a.h5") + " " + q(dir / "t.h5") + bad), "smre", 3, "t.h5",
+  check_one_line_error(run_tool("smre", "merge " + q(dir / "b.h5") + bad), "smre", 3, "b.h5", "frames 0:3 are missing");
+  check_one_line_error(run_tool("smre", "merge " + q(dir / "a.h5") + " " + q(dir / "t.h5") + bad), "smre", 3, "t.h5",
                        "--series");
-  REQUIRE(tool("smre", q(stack) + " --frames 3:7 --partial " + q(dir / "b2.h5") + restore + " --lambda 2").exit_code == 0);
-  check_one_line_error(tool("smre", "merge " + q(dir / "a.h5") + " " + q(dir / "b2.h5") + bad), "smre", 3, "b2.h5",
+  REQUIRE(run_tool("smre", q(stack) + " --frames 3:7 --partial " + q(dir / "b2.h5") + restore + " --lambda 2").exit_code == 0);
+  check_one_line_error(run_tool("smre", "merge " + q(dir / "a.h5") + " " + q(dir / "b2.h5") + bad), "smre", 3, "b2.h5",
                        "different parameters");
-  check_one_line_error(tool("smre", q(stack) + " --partial " + q(dir / "p.tif") + restore), "smre", 2, "p.tif", "HDF5");
-  check_one_line_error(tool("smre", q(stack) + " --partial " + q(dir / "p.h5") + " --log " + q(dir / "l.csv") + restore),
+  check_one_line_error(run_tool("smre", q(stack) + " --partial " + q(dir / "p.tif") + restore), "smre", 2, "p.tif", "HDF5");
+  check_one_line_error(run_tool("smre", q(stack) + " --partial " + q(dir / "p.h5") + " --log " + q(dir / "l.csv") + restore),
                        "smre", 2, "--partial", "one process");
   CHECK_FALSE(fs::exists(dir / "bad.tif"));
   CHECK_FALSE(fs::exists(dir / "p.tif"));

@@ -19,10 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-CommandResult tool(const std::string& name, const std::string& args) {
-  return run_command(shell_quote(app_path(name)) + " " + args);
-}
-
 // bench simulate movie's truth: a ThunderSTORM CSV (frames from 1, nm), read like
 // the localizations themselves (simulate() uses the default 108 nm pixels).
 std::vector<Localization> read_truth(const fs::path& csv) { return read_localizations(csv.string(), 108.0); }
@@ -40,7 +36,7 @@ Match match(const std::vector<Localization>& locs, const std::vector<Localizatio
 
 std::string simulate(const TempDir& dir, const std::string& args) {
   const auto path = (dir / "movie.tif").string();
-  const auto r = tool("bench", "-q simulate movie -o " + shell_quote(path) + " " + args);
+  const auto r = run_tool("bench", "-q simulate movie -o " + shell_quote(path) + " " + args);
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   return path;
@@ -54,7 +50,7 @@ TEST_CASE("fit2d finds the simulated emitters: recall, false positives, RMS erro
   TempDir dir;
   const auto movie = simulate(dir, "--frames 100 --width 96 --height 80 --emitters 40 --photons 2000 --background 10");
   const auto csv = (dir / "locs.csv").string();
-  const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(csv) + kCamera + "--device cpu");
+  const auto r = run_tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(csv) + kCamera + "--device cpu");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(r.output.find("localizations:") != std::string::npos);
@@ -79,7 +75,7 @@ TEST_CASE("fit2d --fit-precision: float (the GPU's default) and double give the 
   std::map<std::string, std::vector<Localization>> locs;
   for (const std::string precision : {"auto", "double", "float"}) {
     const auto csv = (dir / (precision + ".csv")).string();
-    const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(csv) + kCamera +
+    const auto r = run_tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(csv) + kCamera +
                                      "--device cpu --fit-precision " + precision);
     INFO(r.output);
     REQUIRE(r.exit_code == 0);
@@ -110,7 +106,7 @@ TEST_CASE("fit2d --estimator mle|wlsq: photons from the camera, the CRLB as prec
   std::map<std::string, std::vector<Localization>> locs;
   for (const std::string est : {"lsq", "wlsq", "mle"}) {
     const auto csv = (dir / (est + ".csv")).string();
-    const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(csv) + kCamera +
+    const auto r = run_tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(csv) + kCamera +
                                      "--device cpu --estimator " + est);
     INFO(r.output);
     REQUIRE(r.exit_code == 0);
@@ -139,7 +135,7 @@ TEST_CASE("fit2d --estimator mle|wlsq: photons from the camera, the CRLB as prec
   // Picasso HDF5: a likelihood field for mle (Picasso's MLE layout), none for lsq.
   for (const std::string est : {"lsq", "mle"}) {
     const auto h5 = (dir / (est + ".hdf5")).string();
-    const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(h5) + kCamera +
+    const auto r = run_tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(h5) + kCamera +
                                      "--device cpu --estimator " + est);
     INFO(r.output);
     REQUIRE(r.exit_code == 0);
@@ -165,7 +161,7 @@ TEST_CASE("fit2d --estimator mle on an sCMOS movie: the camera maps (from its .y
   }
   const auto run = [&](const std::string& input, const std::string& name, const std::string& extra) {
     const auto csv = (dir / name).string();
-    const auto r = tool("fit2d", "-q " + shell_quote(input) + " -o " + shell_quote(csv) + " --device cpu " + extra);
+    const auto r = run_tool("fit2d", "-q " + shell_quote(input) + " -o " + shell_quote(csv) + " --device cpu " + extra);
     INFO(r.output);
     REQUIRE(r.exit_code == 0);
     return match(read_localizations(csv, 108.0), truth, 1.0);
@@ -180,7 +176,7 @@ TEST_CASE("fit2d --estimator mle on an sCMOS movie: the camera maps (from its .y
   CHECK(given.rms == doctest::Approx(from_yaml.rms).epsilon(1e-9));
   CHECK(from_yaml.rms < without.rms);
   // lsq fits the ADU as they are: --camera-maps is refused.
-  const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote((dir / "l.csv").string()) +
+  const auto r = run_tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote((dir / "l.csv").string()) +
                                    " --device cpu --estimator lsq --camera-maps " +
                                    shell_quote((dir / "movie_maps.h5").string()));
   CHECK(r.exit_code == 2);
@@ -191,7 +187,7 @@ TEST_CASE("fit2d on a structured sample: a grid of emitters about 7 px apart") {
   TempDir dir;
   const auto movie = simulate(dir, "--frames 60 --width 64 --height 64 --emitters 64 --structure grid --on-fraction 0.3");
   const auto csv = (dir / "grid.csv").string();
-  const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(csv) + kCamera);
+  const auto r = run_tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(csv) + kCamera);
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   const auto m = match(read_localizations(csv, 108.0), read_truth(dir / "movie_truth.csv"), 1.0);
@@ -207,7 +203,7 @@ TEST_CASE("fit2d writes Picasso HDF5 that h5py and pandas read, with its YAML") 
   TempDir dir;
   const auto movie = simulate(dir, "--frames 30 --width 64 --height 64 --emitters 20");
   const auto h5 = (dir / "movie_locs.hdf5").string();
-  const auto r = tool("fit2d", "-q " + shell_quote(movie) + kCamera);  // default output name
+  const auto r = run_tool("fit2d", "-q " + shell_quote(movie) + kCamera);  // default output name
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   REQUIRE(fs::exists(h5));
@@ -231,7 +227,7 @@ TEST_CASE("Picasso's test movie: the spots Picasso found, at the same places") {
   TempDir dir;
   const auto ours = (dir / "ours.hdf5").string();
   // Picasso's simulation camera: baseline 0? Its yaml has no camera section; photons are irrelevant here.
-  const auto r = tool("fit2d", "-q " + shell_quote(peer_file("picasso_testdata.raw").string()) + " -o " +
+  const auto r = run_tool("fit2d", "-q " + shell_quote(peer_file("picasso_testdata.raw").string()) + " -o " +
                                    shell_quote(ours) + " --box 7 --pixel-size 160 --baseline 0");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
@@ -261,7 +257,7 @@ TEST_CASE("the camera comes from the movie's .yaml unless the user sets it; the 
   CHECK(yaml.find("Pixelsize: 108\n") != std::string::npos);
   const auto mean_photons = [&](const std::string& extra) {
     const auto csv = (dir / "locs.csv").string();
-    const auto r = tool("fit2d", "-q --device cpu " + shell_quote(movie) + " -o " + shell_quote(csv) + extra);
+    const auto r = run_tool("fit2d", "-q --device cpu " + shell_quote(movie) + " -o " + shell_quote(csv) + extra);
     INFO(r.output);
     REQUIRE(r.exit_code == 0);
     const auto locs = read_localizations(csv, 108.0);
@@ -280,13 +276,13 @@ TEST_CASE("the camera comes from the movie's .yaml unless the user sets it; the 
   CHECK(summary_given.find(" 1 e-/ADU") != std::string::npos);
   // A camera value that is not a number is one line naming the .yaml.
   write_file(dir / "movie.yaml", "Width: 64\nSensitivity: fast\n");
-  const auto bad = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote((dir / "x.csv").string()));
+  const auto bad = run_tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote((dir / "x.csv").string()));
   CHECK(bad.exit_code == 3);
   CHECK(bad.output.find("movie.yaml: Sensitivity is not a number") != std::string::npos);
   CHECK_FALSE(fs::exists(dir / "x.csv"));
   // movie.tif -o movie.csv would write movie.yaml over the movie's own: refused before any work.
   write_file(dir / "movie.yaml", yaml);
-  const auto clash = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote((dir / "movie.csv").string()));
+  const auto clash = run_tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote((dir / "movie.csv").string()));
   CHECK(clash.exit_code == 2);
   CHECK(clash.output.find("is the movie's own metadata") != std::string::npos);
   CHECK(read_file(dir / "movie.yaml") == yaml);
@@ -297,7 +293,7 @@ TEST_CASE("Picasso's movie: its metadata leads the YAML, one pixel size, no seco
   if (!python_available()) return;
   TempDir dir;
   const auto ours = (dir / "ours.hdf5").string();
-  const auto r = tool("fit2d", "-q " + shell_quote(peer_file("picasso_testdata.raw").string()) + " -o " +
+  const auto r = run_tool("fit2d", "-q " + shell_quote(peer_file("picasso_testdata.raw").string()) + " -o " +
                                    shell_quote(ours) + " --baseline 0");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
@@ -327,9 +323,9 @@ TEST_CASE("truth and localizations share their conventions: bench compare scores
   std::map<std::string, std::string> json;
   for (const std::string name : {"l.csv", "l.hdf5"}) {
     const auto out = (dir / name).string();
-    REQUIRE(tool("fit2d", "-q --device cpu " + shell_quote(movie) + " -o " + shell_quote(out)).exit_code == 0);
+    REQUIRE(run_tool("fit2d", "-q --device cpu " + shell_quote(movie) + " -o " + shell_quote(out)).exit_code == 0);
     const auto j = (dir / (name + ".json")).string();
-    const auto r = tool("bench", "compare " + shell_quote(out) + " " + shell_quote((dir / "movie_truth.csv").string()) +
+    const auto r = run_tool("bench", "compare " + shell_quote(out) + " " + shell_quote((dir / "movie_truth.csv").string()) +
                                      " --radius 108 --json " + shell_quote(j));
     INFO(r.output);
     REQUIRE(r.exit_code == 0);
@@ -354,7 +350,7 @@ TEST_CASE("awkward stacks: spots on borders, empty frames, one frame, NaN frames
   SUBCASE("an empty movie gives an empty but valid file") {
     const auto movie = simulate(dir, "--frames 5 --emitters 0");
     const auto csv = (dir / "empty.csv").string();
-    const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(csv) + kCamera);
+    const auto r = run_tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(csv) + kCamera);
     INFO(r.output);
     CHECK(r.exit_code == 0);
     CHECK(read_localizations(csv, 108).empty());
@@ -362,22 +358,22 @@ TEST_CASE("awkward stacks: spots on borders, empty frames, one frame, NaN frames
   SUBCASE("a stack of one frame") {
     const auto movie = simulate(dir, "--frames 1 --emitters 10 --on-fraction 1");
     const auto csv = (dir / "one.csv").string();
-    CHECK(tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(csv) + kCamera).exit_code == 0);
+    CHECK(run_tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(csv) + kCamera).exit_code == 0);
     CHECK(read_localizations(csv, 108).size() >= 5);
   }
   SUBCASE("frames smaller than the box") {
     const auto movie = simulate(dir, "--frames 2 --width 5 --height 5 --emitters 0");
-    const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote((dir / "x.csv").string()));
+    const auto r = run_tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote((dir / "x.csv").string()));
     CHECK(r.exit_code == 3);
     CHECK(r.output.find("movie.tif") != std::string::npos);
     CHECK_FALSE(fs::exists(dir / "x.csv"));
   }
   SUBCASE("unknown output extension and contradictory camera settings") {
     const auto movie = simulate(dir, "--frames 2 --emitters 2");
-    auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote((dir / "x.xlsx").string()));
+    auto r = run_tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote((dir / "x.xlsx").string()));
     CHECK(r.exit_code == 2);
     CHECK(r.output.find("x.xlsx") != std::string::npos);
-    r = tool("fit2d", "-q " + shell_quote(movie) + " --gain 0");
+    r = run_tool("fit2d", "-q " + shell_quote(movie) + " --gain 0");
     CHECK(r.exit_code == 2);
     CHECK(r.output.find("Gain") != std::string::npos);
     CHECK_FALSE(fs::exists(dir / "movie_locs.hdf5"));
@@ -390,7 +386,7 @@ TEST_CASE("fit2d --track recovers the imposed drift from fiducial markers") {
   const auto movie = simulate(dir, "--frames 300 --width 80 --height 80 --emitters 15 --markers 5 --drift-x 0.01 "
                                    "--drift-y -0.006 --photons 1500");
   const auto out = (dir / "locs.hdf5").string();
-  const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(out) + kCamera + "--track");
+  const auto r = run_tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(out) + kCamera + "--track");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(r.output.find("markers") != std::string::npos);
@@ -446,7 +442,7 @@ TEST_CASE("fit2d --roi follows fixed markers and streams one line per frame") {
   CHECK(fs::exists(dir / "movie_roi_drift.csv"));
 
   write_file(dir / "outside.txt", "10 10\n70 20\n");
-  const auto bad = tool("fit2d", "-q " + shell_quote(movie) + " --roi " + shell_quote((dir / "outside.txt").string()));
+  const auto bad = run_tool("fit2d", "-q " + shell_quote(movie) + " --roi " + shell_quote((dir / "outside.txt").string()));
   CHECK(bad.exit_code == 3);
   CHECK(bad.output.find("outside.txt:2") != std::string::npos);
 }
@@ -456,8 +452,8 @@ TEST_CASE("fit2d --regions localizes only inside the given regions") {
   const auto movie = simulate(dir, "--frames 40 --width 64 --height 64 --emitters 30 --on-fraction 0.3");
   write_file(dir / "left.txt", "# x0 y0 width height\n0 0 32 64\n");
   const auto all_csv = (dir / "all.csv").string(), left_csv = (dir / "left.csv").string();
-  REQUIRE(tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(all_csv) + kCamera).exit_code == 0);
-  const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(left_csv) + kCamera + "--regions " +
+  REQUIRE(run_tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(all_csv) + kCamera).exit_code == 0);
+  const auto r = run_tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(left_csv) + kCamera + "--regions " +
                                    shell_quote((dir / "left.txt").string()));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
@@ -470,7 +466,7 @@ TEST_CASE("fit2d --regions localizes only inside the given regions") {
   CHECK(left.size() >= expected - expected / 20);  // spots straddling the edge may go either way
 
   write_file(dir / "bad.txt", "0 0 32 64\n40 40 40 10\n");
-  const auto bad = tool("fit2d", "-q " + shell_quote(movie) + " --regions " + shell_quote((dir / "bad.txt").string()));
+  const auto bad = run_tool("fit2d", "-q " + shell_quote(movie) + " --regions " + shell_quote((dir / "bad.txt").string()));
   CHECK(bad.exit_code == 3);
   CHECK(bad.output.find("bad.txt:2") != std::string::npos);
 }
@@ -479,7 +475,7 @@ TEST_CASE("fit2d on an EMCCD movie: mle's precision carries the excess-noise fac
   TempDir dir;
   const auto movie = simulate(dir, "--camera emccd --frames 300 --emitters 30 --photons 1500 --background 10");
   const auto csv = (dir / "locs.csv").string();
-  const auto r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(csv) + " --device cpu");
+  const auto r = run_tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(csv) + " --device cpu");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.output, "mle (auto: camera data)"));  // the movie's .yaml names the EMCCD

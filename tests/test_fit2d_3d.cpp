@@ -21,17 +21,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-CommandResult tool(const std::string& name, const std::string& args) {
-  return run_command(shell_quote(app_path(name)) + " " + args);
-}
-
 struct Movie3d {
   std::string movie, calibration, truth;
 };
 
 Movie3d simulate_3d(const TempDir& dir) {
   const auto path = (dir / "movie.tif").string();
-  const auto r = tool("bench", "-q simulate movie -o " + shell_quote(path) +
+  const auto r = run_tool("bench", "-q simulate movie -o " + shell_quote(path) +
                                    " --astigmatic --z-min -400 --z-max 400 --frames 300 --emitters 25 --photons 1500 "
                                    "--background 10");
   INFO(r.output);
@@ -51,7 +47,7 @@ TEST_CASE("fit2d --calibration: z and lpz in both formats, depth error near the 
     for (const std::string ext : {".csv", ".hdf5"}) {
       CAPTURE(ext);
       const auto out = (dir / ("locs_" + estimator + ext)).string();
-      const auto r = tool("fit2d", shell_quote(m.movie) + " --calibration " + shell_quote(m.calibration) + " -o " +
+      const auto r = run_tool("fit2d", shell_quote(m.movie) + " --calibration " + shell_quote(m.calibration) + " -o " +
                                        shell_quote(out) + " --estimator " + estimator + " --device cpu");
       INFO(r.output);
       REQUIRE(r.exit_code == 0);
@@ -98,15 +94,15 @@ TEST_CASE("fit2d 3D: one-line errors for a z range outside the calibration, a 2D
   const Movie3d m = simulate_3d(dir);
   const auto out = shell_quote((dir / "l.csv").string());
   const auto cal = " --calibration " + shell_quote(m.calibration);
-  check_one_line_error(tool("fit2d", shell_quote(m.movie) + cal + " --z-range -800:300 -o " + out), "fit2d", 2,
+  check_one_line_error(run_tool("fit2d", shell_quote(m.movie) + cal + " --z-range -800:300 -o " + out), "fit2d", 2,
                        "--z-range", "is outside the range");
-  check_one_line_error(tool("fit2d", shell_quote(m.movie) + cal + " --z-range 300 -o " + out), "fit2d", 2, "--z-range",
+  check_one_line_error(run_tool("fit2d", shell_quote(m.movie) + cal + " --z-range 300 -o " + out), "fit2d", 2, "--z-range",
                        "min:max");
-  check_one_line_error(tool("fit2d", shell_quote(m.movie) + cal + " --model elliptical -o " + out), "fit2d", 2,
+  check_one_line_error(run_tool("fit2d", shell_quote(m.movie) + cal + " --model elliptical -o " + out), "fit2d", 2,
                        "--model", "astigmatic");
-  check_one_line_error(tool("fit2d", shell_quote(m.movie) + " --model astigmatic -o " + out), "fit2d", 2, "--model",
+  check_one_line_error(run_tool("fit2d", shell_quote(m.movie) + " --model astigmatic -o " + out), "fit2d", 2, "--model",
                        "needs a calibration");
-  check_one_line_error(tool("fit2d", shell_quote(m.movie) + " --calibration " +
+  check_one_line_error(run_tool("fit2d", shell_quote(m.movie) + " --calibration " +
                                          shell_quote((dir / "missing.json").string()) + " -o " + out),
                        "fit2d", 3, "missing.json", "cannot open");
   CHECK_FALSE(fs::exists(dir / "l.csv"));

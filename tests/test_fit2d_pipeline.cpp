@@ -23,26 +23,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-CommandResult tool(const std::string& name, const std::string& args) {
-  return run_command(shell_quote(app_path(name)) + " " + args);
-}
-
-// A CSV of numbers with a header (bench's truth files, fit2d's drift CSV): the rows.
-std::vector<std::vector<double>> read_csv(const fs::path& path) {
-  std::istringstream in(read_file(path));
-  std::string line;
-  std::getline(in, line);  // header
-  std::vector<std::vector<double>> rows;
-  while (std::getline(in, line)) {
-    std::vector<double> row;
-    std::istringstream cells(line);
-    std::string cell;
-    while (std::getline(cells, cell, ',')) row.push_back(std::stod(cell));
-    rows.push_back(row);
-  }
-  return rows;
-}
-
 // RMS per axis (nm) of estimate − truth over the frames after removing the mean difference; both drift
 // CSVs as fit2d undrift writes them (frame, dx [nm], dy [nm], ...).
 double drift_rms_error(const std::vector<std::vector<double>>& estimate, const std::vector<std::vector<double>>& truth) {
@@ -76,14 +56,14 @@ const std::string kCamera = " --baseline 100 --sensitivity 0.5 --gain 1 ";
 TEST_CASE("bench simulate movie: imposed drift (linear + walk) and structures, each with its truth file") {
   TempDir dir;
   const auto movie = (dir / "m.tif").string();
-  const auto r = tool("bench", "-q simulate movie -o " + shell_quote(movie) +
+  const auto r = run_tool("bench", "-q simulate movie -o " + shell_quote(movie) +
                                    " --frames 200 --width 48 --height 48 --emitters 24 --structure rings --rings 2 "
                                    "--drift-linear 500 --drift-angle 90 --drift-walk 2 --pixel-size 100");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
-  const auto drift = read_csv(dir / "m_drift.csv");
-  const auto emitters = read_csv(dir / "m_emitters.csv");
-  const auto truth = read_csv(dir / "m_truth.csv");
+  const auto drift = read_numeric_csv(dir / "m_drift.csv");
+  const auto emitters = read_numeric_csv(dir / "m_emitters.csv");
+  const auto truth = read_numeric_csv(dir / "m_truth.csv");
   REQUIRE(drift.size() == 200);
   REQUIRE(emitters.size() == 24);
   REQUIRE(!truth.empty());
@@ -123,7 +103,7 @@ TEST_CASE("fit2d STACK --undrift --link --render: the pipeline in one line, read
   // 3,000 frames of 64 × 64 px (108 nm), 40 emitters blinking 10 % of the time, drifting 200 nm per 1000 frames
   // (600 nm in all) plus a walk: RCC with segments of 500 frames (6 segments).
   const auto movie = (dir / "movie.tif").string();
-  auto r = tool("bench", "-q simulate movie -o " + shell_quote(movie) +
+  auto r = run_tool("bench", "-q simulate movie -o " + shell_quote(movie) +
                              " --frames 3000 --emitters 40 --photons 3000 --drift-linear 200 --drift-walk 0.3");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
@@ -131,7 +111,7 @@ TEST_CASE("fit2d STACK --undrift --link --render: the pipeline in one line, read
   write_file(dir / "post.prm",
              "subsection Postprocess\n  set undrift = true\nend\nsubsection Undrift\n  set segment = 500\nend\n");
   const auto out = (dir / "locs.hdf5").string();
-  r = tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(out) + kCamera + " --params " +
+  r = run_tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(out) + kCamera + " --params " +
                         shell_quote((dir / "post.prm").string()) + " --link --render --render-pixel 20");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
@@ -146,8 +126,8 @@ TEST_CASE("fit2d STACK --undrift --link --render: the pipeline in one line, read
   for (const auto& name : listing(dir.path())) CHECK_MESSAGE(name.find(".tmp") == std::string::npos, name);
 
   // The drift: recovered to well within the imposed one's size.
-  const auto truth = read_csv(dir / "movie_drift.csv");
-  const auto estimate = read_csv(dir / "locs_undrift_drift.csv");
+  const auto truth = read_numeric_csv(dir / "movie_drift.csv");
+  const auto estimate = read_numeric_csv(dir / "locs_undrift_drift.csv");
   const std::vector<std::vector<double>> zero(truth.size(), std::vector<double>{0, 0, 0});
   const double error = drift_rms_error(estimate, truth), imposed = drift_rms_error(zero, truth);
   MESSAGE("pipeline drift: RMS error " << error << " nm per axis against an imposed drift of RMS " << imposed << " nm");
@@ -155,7 +135,7 @@ TEST_CASE("fit2d STACK --undrift --link --render: the pipeline in one line, read
   CHECK(error < 6);  // 2.3 nm measured: 11,429 localizations of 40 emitters, 6 segments
 
   // The chain is the subcommands typed one after another: the same drift, the same groups.
-  r = tool("fit2d", "undrift " + shell_quote(out) + " -o " + shell_quote((dir / "by_hand.hdf5").string()) +
+  r = run_tool("fit2d", "undrift " + shell_quote(out) + " -o " + shell_quote((dir / "by_hand.hdf5").string()) +
                         " --segment 500 -q");
   REQUIRE(r.exit_code == 0);
   CHECK(read_file(dir / "by_hand_drift.txt") == read_file(dir / "locs_undrift_drift.txt"));
@@ -172,7 +152,7 @@ TEST_CASE("fit2d STACK --undrift --link --render: the pipeline in one line, read
   CHECK(merged == static_cast<std::int64_t>(undrifted.locs.size()));
   // Undrifted, the localizations sit on their emitters (less the drift's mean over the frames: the
   // estimate's free constant, which undrift sets to zero mean); before, the drift spreads them.
-  const auto emitters = read_csv(dir / "movie_emitters.csv");
+  const auto emitters = read_numeric_csv(dir / "movie_emitters.csv");
   double mean_dx = 0, mean_dy = 0;
   for (const auto& row : truth) mean_dx += row[1] / static_cast<double>(truth.size()), mean_dy += row[2] / static_cast<double>(truth.size());
   const auto median_miss_nm = [&](const std::vector<Localization>& v, double ox, double oy) {
@@ -191,7 +171,7 @@ TEST_CASE("fit2d STACK --undrift --link --render: the pipeline in one line, read
   CHECK(miss_after < 25);
   CHECK(miss_before > 4 * miss_after);
   // frc reads localization files: the resolution of the result.
-  r = tool("frc", "-q " + shell_quote((dir / "locs_undrift_link.hdf5").string()));
+  r = run_tool("frc", "-q " + shell_quote((dir / "locs_undrift_link.hdf5").string()));
   INFO(r.output);
   CHECK(r.exit_code == 0);
   CHECK(contains(r.output, "nm"));
@@ -221,7 +201,7 @@ TEST_CASE("fit2d pipeline: bad options are one-line errors before any fitting, a
   }
   const auto before = listing(dir.path());
   const auto run = [&](const std::string& args) {
-    return tool("fit2d", shell_quote(movie) + " -o " + shell_quote((dir / "locs.hdf5").string()) + kCamera + args);
+    return run_tool("fit2d", shell_quote(movie) + " -o " + shell_quote((dir / "locs.hdf5").string()) + kCamera + args);
   };
   check_one_line_error(run("--render"), "fit2d", 2, "--render", "pixel size");
   check_one_line_error(run("--link --link-radius 30nm"), "fit2d", 2, "--link-radius", "pixel size");

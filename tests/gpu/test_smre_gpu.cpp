@@ -101,17 +101,7 @@ std::span<const float> frame_of(const std::vector<float>& all, std::int64_t n, s
 
 // max |gpu - cpu| <= rel_tol max |cpu| (floor: `scale`), every gpu value finite.
 void check_close(const std::string& what, std::span<const float> gpu, std::span<const float> cpu, double scale) {
-  REQUIRE(gpu.size() == cpu.size());
-  double diff = 0, largest = scale;
-  std::size_t bad = 0;
-  for (std::size_t i = 0; i < gpu.size(); ++i) {
-    if (!std::isfinite(gpu[i])) ++bad;
-    diff = std::max(diff, std::fabs(static_cast<double>(gpu[i]) - cpu[i]));
-    largest = std::max(largest, std::fabs(static_cast<double>(cpu[i])));
-  }
-  INFO(what << ": max |gpu - cpu| = " << diff << ", max |cpu| = " << largest << ", relative " << diff / largest);
-  CHECK(bad == 0);
-  CHECK(diff <= rel_tol * largest);
+  test::check_gpu_close(what, gpu, cpu, rel_tol, scale);
 }
 
 // |gpu - cpu| <= rel max(|cpu|, floor); returns that relative difference.

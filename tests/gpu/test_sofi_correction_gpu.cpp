@@ -27,19 +27,9 @@ namespace {
 
 constexpr double kRelTol = 1e-9;
 
+// The planes are float32 images of double sums: allow one float rounding besides.
 void check_close(const std::string& what, std::span<const float> gpu, std::span<const float> cpu) {
-  REQUIRE(gpu.size() == cpu.size());
-  double diff = 0, largest = 1e-300;
-  std::size_t bad = 0;
-  for (std::size_t i = 0; i < gpu.size(); ++i) {
-    if (!std::isfinite(gpu[i])) ++bad;
-    diff = std::max(diff, std::fabs(static_cast<double>(gpu[i]) - cpu[i]));
-    largest = std::max(largest, std::fabs(static_cast<double>(cpu[i])));
-  }
-  INFO(what << ": max |gpu - cpu| = " << diff << ", max |cpu| = " << largest << ", relative " << diff / largest);
-  CHECK(bad == 0);
-  // The planes are float32 images of double sums: allow one float rounding besides.
-  CHECK(diff <= std::max(kRelTol, 1.2e-7) * largest);
+  test::check_gpu_close(what, gpu, cpu, std::max(kRelTol, 1.2e-7), 1e-300);
 }
 
 SofiImages run(const std::string& path, const SofiProblem& problem, const Device& device,

@@ -1,6 +1,7 @@
 #include "support/test_support.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include "nanoscopy/io/stack_reader.hpp"
@@ -83,6 +84,25 @@ std::string app_path(const std::string& app) {
   return std::string(NANOSCOPY_APPS_DIR) + "/" + app + "/" + app;
 }
 
+void check_gpu_close(const std::string& what, std::span<const float> gpu, std::span<const float> cpu, double rel_tol,
+                     double floor) {
+  REQUIRE(gpu.size() == cpu.size());
+  double diff = 0, largest = floor;
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < gpu.size(); ++i) {
+    if (!std::isfinite(gpu[i])) ++bad;
+    diff = std::max(diff, std::fabs(static_cast<double>(gpu[i]) - cpu[i]));
+    largest = std::max(largest, std::fabs(static_cast<double>(cpu[i])));
+  }
+  INFO(what << ": max |gpu - cpu| = " << diff << ", max |cpu| = " << largest << ", relative " << diff / largest);
+  CHECK(bad == 0);
+  CHECK(diff <= rel_tol * largest);
+}
+
+CommandResult run_tool(const std::string& app, const std::string& args) {
+  return run_command(shell_quote(app_path(app)) + " " + args);
+}
+
 fs::path peer_file(const std::string& name) { return fs::path(NANOSCOPY_SOURCE_DIR) / "tests" / "data" / "picasso" / name; }
 
 void write_file(const fs::path& path, const std::string& bytes) {
@@ -95,6 +115,30 @@ std::string read_file(const fs::path& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+std::vector<std::vector<double>> read_numeric_csv(const fs::path& path, std::vector<std::string>* header) {
+  std::istringstream in(read_file(path));
+  std::string line;
+  std::getline(in, line);
+  if (header) {
+    std::istringstream h(line);
+    std::string cell;
+    while (std::getline(h, cell, ',')) {
+      cell.erase(std::remove(cell.begin(), cell.end(), '"'), cell.end());
+      header->push_back(cell);
+    }
+  }
+  std::vector<std::vector<double>> rows;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    std::vector<double> row;
+    std::istringstream cells(line);
+    std::string cell;
+    while (std::getline(cells, cell, ',')) row.push_back(std::stod(cell));
+    rows.push_back(row);
+  }
+  return rows;
 }
 
 std::vector<std::uint16_t> simulated_movie_u16(const MovieSettings& settings) {

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <span>
 #include <string>
 #include <cstdint>
 #include <cstdlib>
@@ -47,6 +48,14 @@ bool python_available();
 
 // Path of a built app (fit2d, smre, sofi, frc, bench).
 std::string app_path(const std::string& app);
+
+// A GPU result against the CPU reference: every GPU value finite and max |gpu - cpu| <= rel_tol * max(floor,
+// max |cpu|), with both maxima reported (doctest CHECKs).
+void check_gpu_close(const std::string& what, std::span<const float> gpu, std::span<const float> cpu, double rel_tol,
+                     double floor);
+
+// Runs a built app with `args` (already quoted as the shell needs): run_command(app_path(app) + " " + args).
+CommandResult run_tool(const std::string& app, const std::string& args);
 
 // tests/data/picasso/<name>: Picasso's own files (MIT, see tests/data/README.md)
 std::filesystem::path peer_file(const std::string& name);
@@ -108,5 +117,10 @@ void check_one_line_error(const CommandResult& r, const std::string& tool, int c
 // Writes `bytes` to a file (for fixtures such as truncated or fake files).
 void write_file(const std::filesystem::path& path, const std::string& bytes);
 std::string read_file(const std::filesystem::path& path);
+
+// The rows of a CSV of numbers under one header line (bench's truth and emitter files, fit2d's drift CSV);
+// blank lines skipped. `header` (if given) receives the labels, quotes removed.
+std::vector<std::vector<double>> read_numeric_csv(const std::filesystem::path& path,
+                                                  std::vector<std::string>* header = nullptr);
 
 }  // namespace nanoscopy::test
