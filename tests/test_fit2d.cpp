@@ -284,7 +284,7 @@ TEST_CASE("the camera comes from the movie's .yaml unless the user sets it; the 
   write_file(dir / "movie.yaml", yaml);
   const auto clash = run_tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote((dir / "movie.csv").string()));
   CHECK(clash.exit_code == 2);
-  CHECK(clash.output.find("is the movie's own metadata") != std::string::npos);
+  CHECK(clash.output.find("would write over the movie's metadata") != std::string::npos);
   CHECK(read_file(dir / "movie.yaml") == yaml);
   CHECK_FALSE(fs::exists(dir / "movie.csv"));
 }

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   ToolApp app("bench", "bench: simulate the papers' data and measure speed and accuracy of every backend.",
               bench_schema());
   app.without_frames();
+  app.outputs_one_by_one();  // benchmarks write scratch stacks and read them back
   auto& cli = app.cli();
   cli.require_subcommand(0, 1);
   app.bind("--seed", "seed");

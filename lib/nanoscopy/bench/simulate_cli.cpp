@@ -13,6 +13,7 @@
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/camera_maps.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/io/table_writer.hpp"
 #include "nanoscopy/loc/undrift/drift_files.hpp"
@@ -135,6 +136,14 @@ void run_simulate_movie(MovieCliOptions o, std::uint64_t seed, bool quiet) {
   const auto& s = o.settings;
   if (s.ring_radius_min_nm > s.ring_radius_max_nm)
     throw UsageError("--ring-radius-min", "is larger than --ring-radius-max");
+  // Every file of the run, checked against the maps or calibration it reads before any work.
+  const std::filesystem::path planned(o.output);
+  plan_output(o.output, "the movie (-o)");
+  if (s.maps) plan_output(sibling_path(planned, "_maps.h5"), "the camera maps (_maps.h5)");
+  if (s.astigmatism) plan_output(sibling_path(planned, "_astig.json"), "the calibration (_astig.json)");
+  plan_output(sibling_path(planned, ".yaml"), "the movie's metadata (.yaml)");
+  plan_output(sibling_path(planned, "_truth.csv"), "the truth (_truth.csv)");
+  check_run_plan();
   OutputGroup outputs;  // the movie, its camera, maps, calibration and truth appear together
   MovieTruthExtras extras;
   const auto truth = simulate_movie(s, o.output, &extras);

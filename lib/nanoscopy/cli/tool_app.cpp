@@ -10,6 +10,7 @@
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/progress.hpp"
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 
 namespace nanoscopy {
@@ -31,7 +32,9 @@ std::string version_line(const std::string& tool) {
 
 std::string exit_code_help() {
   return "Exit codes: 0 success, 1 other failure, 2 usage or parameter error, 3 bad input,\n"
-         "4 output cannot be written, 5 GPU error, 130/143 interrupted (SIGINT/SIGTERM; temporary outputs removed).\n"
+         "4 output cannot be written (or another run is writing it), 5 GPU error, 129/130/143 interrupted\n"
+         "(SIGHUP/SIGINT/SIGTERM; temporary outputs removed, earlier outputs kept). An output that is the same file\n"
+         "as an input or as another output is refused (2) before any work.\n"
          "Errors are one line: <tool>: error: <where>: <what>.";
 }
 
@@ -95,7 +98,7 @@ void ToolApp::add_frames_command() {
 }
 
 int ToolApp::run(int argc, char** argv, const std::function<void(ToolContext&)>& body) {
-  install_interrupt_cleanup(tool_);  // SIGINT/SIGTERM: remove temporary outputs, exit 130/143
+  install_interrupt_cleanup(tool_);  // SIGINT/SIGTERM/SIGHUP: remove temporary outputs, exit 130/143/129
   if (uses_frames_)
     app_.add_option("--frames", frames_, "Frames A:B to process (end exclusive, negative from the end), e.g. 0:1000")
         ->type_name("A:B");
@@ -114,6 +117,8 @@ int ToolApp::run(int argc, char** argv, const std::function<void(ToolContext&)>&
   }
 
   try {
+    // What the run reads and writes, its locks, and its outputs renamed into place together.
+    RunFiles run(tool_, one_set_);
     set_quiet(quiet_);
     if (frames_command_ && *frames_command_) {
       std::cout << open_stack(frames_stack_)->info().frames << "\n";
@@ -135,6 +140,7 @@ int ToolApp::run(int argc, char** argv, const std::function<void(ToolContext&)>&
     ToolContext context{params, select_device(DeviceRequest::parse(device_), quiet_),
                         frames_.empty() ? FrameRange{} : FrameRange::parse(frames_), quiet_};
     body(context);
+    run.commit();
     return 0;
   } catch (const Error& e) {
     std::fprintf(stderr, "%s: error: %s\n", tool_.c_str(), one_line(e.message()).c_str());

@@ -53,6 +53,10 @@ class ToolApp {
   // Whether the tool uses frames/devices (bench, frc on images may not).
   void without_frames() { uses_frames_ = false; }
 
+  // The tool writes scratch files and reads them back in one run (bench): its outputs are renamed
+  // into place as each is finished, not together at the end (core/run_files.hpp).
+  void outputs_one_by_one() { one_set_ = false; }
+
   // `TOOL frames STACK`: prints the stack's frame count (for job scripts) and exits.
   void add_frames_command();
 
@@ -74,6 +78,7 @@ class ToolApp {
   std::string frames_;
   bool quiet_ = false;
   bool uses_frames_ = true;
+  bool one_set_ = true;
   CLI::App* frames_command_ = nullptr;
   std::string frames_stack_;
 };

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/io/hdf5_util.hpp"
 
 namespace nanoscopy {
@@ -73,6 +74,7 @@ double PartFile::real(const std::string& name) const {
 PartFile read_part_file(const std::string& path, const std::string& format, const std::string& how) {
   h5::silence_errors();
   std::error_code ec;
+  plan_input(path, "the part file");
   if (!std::filesystem::exists(path, ec)) throw InputError(path, "no such file");
   PartFile part;
   part.origin.path = path;

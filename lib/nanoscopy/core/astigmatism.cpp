@@ -14,6 +14,7 @@
 
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 
 namespace nanoscopy {
 namespace {
@@ -261,6 +262,7 @@ void write_astigmatic_calibration(const std::string& path, const AstigmaticCalib
 }
 
 AstigmaticCalibration read_astigmatic_calibration(const std::string& path) {
+  plan_input(path, "the calibration");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "cannot open the calibration file");
   std::stringstream text;

@@ -1,6 +1,7 @@
 #include "nanoscopy/core/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <array>
@@ -11,6 +12,7 @@
 #include <fstream>
 
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 
 namespace nanoscopy {
 namespace {
@@ -18,7 +20,7 @@ namespace {
 // Pending temporary names, readable from a signal handler: fixed slots, each
 // free, claimed (its path being copied) or ready (the handler may unlink it).
 enum SlotState : int { kFree = 0, kClaimed = 1, kReady = 2 };
-constexpr int kSlots = 64;
+constexpr int kSlots = 256;  // temporary outputs and lock files of one run
 constexpr std::size_t kPathMax = 4096;
 static_assert(std::atomic<int>::is_always_lock_free, "the interrupt handler needs lock-free atomics");
 std::array<std::atomic<int>, kSlots> g_state{};
@@ -37,6 +39,12 @@ int register_temp(const std::string& path) {
     return i;
   }
   return -1;
+}
+
+bool temp_registered(const std::string& path) {
+  for (int i = 0; i < kSlots; ++i)
+    if (g_state[i].load() == kReady && path == g_paths[i].data()) return true;
+  return false;
 }
 
 void unregister_temp(int slot) {
@@ -76,26 +84,55 @@ void install_interrupt_cleanup(const std::string& tool) {
   sigemptyset(&action.sa_mask);
   sigaddset(&action.sa_mask, SIGINT);
   sigaddset(&action.sa_mask, SIGTERM);
+  sigaddset(&action.sa_mask, SIGHUP);
   ::sigaction(SIGINT, &action, nullptr);
   ::sigaction(SIGTERM, &action, nullptr);
+  ::sigaction(SIGHUP, &action, nullptr);  // the terminal or the SSH session closed
 }
 
-AtomicOutput::AtomicOutput(std::filesystem::path final_path) : final_(std::move(final_path)) {
+int hold_cleanup_path(const std::string& path) { return register_temp(path); }
+
+void release_cleanup_path(int slot) { unregister_temp(slot); }
+
+void check_output_target(const std::filesystem::path& final_path) {
   namespace fs = std::filesystem;
-  const fs::path dir = final_.has_parent_path() ? final_.parent_path() : fs::path(".");
+  const fs::path dir = final_path.has_parent_path() ? final_path.parent_path() : fs::path(".");
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
-    throw OutputError(final_.string(), fs::exists(dir, ec) ? dir.string() + " is not a directory"
-                                                           : "output directory " + dir.string() + " does not exist");
+    throw OutputError(final_path.string(), fs::exists(dir, ec) ? dir.string() + " is not a directory"
+                                                               : "output directory " + dir.string() + " does not exist");
   if (::access(dir.c_str(), W_OK) != 0)
-    throw OutputError(final_.string(), "output directory " + dir.string() + " is not writable");
-  const fs::file_status existing = fs::status(final_, ec);  // follows a symbolic link to its target
+    throw OutputError(final_path.string(), "output directory " + dir.string() + " is not writable");
+  const fs::file_status existing = fs::status(final_path, ec);  // follows a symbolic link to its target
   if (fs::is_directory(existing))
-    throw OutputError(final_.string(), "is a directory, expected a file name");
+    throw OutputError(final_path.string(), "is a directory, expected a file name");
   // The rename would replace a device (/dev/null, /dev/full), a pipe or a socket with a regular file.
   if (fs::exists(existing) && !fs::is_regular_file(existing))
-    throw OutputError(final_.string(), "is not a regular file (a device, pipe or socket): name a file to write");
-  temp_ = dir / ("." + final_.filename().string() + ".part-" + std::to_string(::getpid()));
+    throw OutputError(final_path.string(), "is not a regular file (a device, pipe or socket): name a file to write");
+}
+
+std::optional<std::filesystem::path> pending_output_path(const std::filesystem::path& final_path) {
+  if (!g_open_group) return std::nullopt;
+  const auto key = std::filesystem::absolute(final_path).lexically_normal();
+  const std::lock_guard lock(g_open_group->finished_mutex_);
+  for (const auto& f : g_open_group->finished_)
+    if (std::filesystem::absolute(f.final).lexically_normal() == key) return f.temp;
+  return std::nullopt;
+}
+
+AtomicOutput::AtomicOutput(std::filesystem::path final_path, Scope scope)
+    : final_(std::move(final_path)), scope_(scope) {
+  check_output_target(final_);
+  // The backstop of the run's plan: an output the tool did not declare is still checked against
+  // what the run reads and locked, before anything is renamed into place.
+  if (scope_ == Scope::run) {
+    confirm_output(final_.string(), "the output " + final_.filename().string());
+    check_run_plan();  // the first output seals the plan, if the tool has not
+  }
+  temp_ = temporary_path_for(final_);
+  // One name written twice at once, or twice in one set, would leave one file holding the other's bytes.
+  if (pending_output_path(final_) || temp_registered(temp_.string()))
+    throw UsageError(final_.string(), "two outputs of this run have this name: give them different names");
   slot_ = register_temp(temp_.string());
 }
 
@@ -107,8 +144,8 @@ AtomicOutput::~AtomicOutput() {
   unregister_temp(slot_);
 }
 
-void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
-  AtomicOutput file(path);
+void write_file_atomically(const std::filesystem::path& path, const std::string& text, AtomicOutput::Scope scope) {
+  AtomicOutput file(path, scope);
   {
     std::ofstream out(file.temp_path(), std::ios::binary);
     if (!out) throw OutputError(path.string(), "cannot create " + file.temp_path().string() + ": " + describe_errno(errno));
@@ -127,7 +164,7 @@ void AtomicOutput::commit() {
   ::close(fd);
   if (sync_result != 0)
     throw OutputError(final_.string(), "could not flush the output: " + describe_errno(sync_errno));
-  if (g_open_group) {  // the group renames it, or removes it on failure
+  if (g_open_group && scope_ == Scope::run) {  // the group renames it, or removes it on failure
     const std::lock_guard lock(g_open_group->finished_mutex_);
     g_open_group->finished_.push_back({temp_, final_, slot_});
     committed_ = true;
@@ -135,6 +172,8 @@ void AtomicOutput::commit() {
     return;
   }
   rename_into_place(temp_, final_);
+  if (scope_ == Scope::run)
+    if (RunFiles* run = RunFiles::current()) run->note_written(final_);
   committed_ = true;
   unregister_temp(slot_);  // the temporary name is gone: an interrupt has nothing left to remove
   slot_ = -1;
@@ -154,17 +193,34 @@ OutputGroup::~OutputGroup() {
   }
 }
 
-void OutputGroup::commit() {
-  if (joined_) return;
+void OutputGroup::commit() { static_cast<void>(commit_files()); }
+
+std::vector<std::filesystem::path> OutputGroup::commit_files() {
+  std::vector<std::filesystem::path> renamed;
+  if (joined_) return renamed;
   if (g_open_group == this) g_open_group = nullptr;
-  // Each rename is atomic; between them an interrupt leaves the renamed files
-  // complete and removes the others, as it would for separate runs.
-  while (!finished_.empty()) {
-    const Finished f = finished_.front();
-    rename_into_place(f.temp, f.final);
-    unregister_temp(f.slot);
-    finished_.erase(finished_.begin());
+  // Each rename is atomic; the signals a run can catch wait until all are done, so they never
+  // leave a set half renamed (SIGKILL and power loss can: the run's manifest tells, run_files.hpp).
+  sigset_t held, previous;
+  sigemptyset(&held);
+  sigaddset(&held, SIGINT);
+  sigaddset(&held, SIGTERM);
+  sigaddset(&held, SIGHUP);
+  ::pthread_sigmask(SIG_BLOCK, &held, &previous);
+  try {
+    while (!finished_.empty()) {
+      const Finished f = finished_.front();
+      rename_into_place(f.temp, f.final);
+      unregister_temp(f.slot);
+      renamed.push_back(f.final);
+      finished_.erase(finished_.begin());
+    }
+  } catch (...) {
+    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    throw;
   }
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return renamed;
 }
 
 }  // namespace nanoscopy

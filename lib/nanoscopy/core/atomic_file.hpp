@@ -1,10 +1,13 @@
 // Every output is written under a temporary name in the target directory and
 // renamed onto its final name only on success: a failure, an exception or an
-// interrupt (SIGINT/SIGTERM) never leaves a half-written file under the final name.
+// interrupt (SIGINT/SIGTERM/SIGHUP) never leaves a half-written file under the final name.
+// Inside a tool's run (core/run_files.hpp) every output is also checked against the
+// run's inputs and locked, and the run's outputs are renamed into place together.
 #pragma once
 
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,12 +19,16 @@ class AtomicOutput {
   // target is not a directory or a device (OutputError naming the path
   // otherwise), and reserves a temporary name beside it, registered for the
   // interrupt handler until commit() or destruction.
-  explicit AtomicOutput(std::filesystem::path final_path);
+  // `standalone`: a file outside the run's set (a cache shared by concurrent runs): not planned,
+  // not locked, renamed into place by its own commit() even while a group is open.
+  enum class Scope { run, standalone };
+  explicit AtomicOutput(std::filesystem::path final_path, Scope scope = Scope::run);
   ~AtomicOutput();  // removes the temporary file unless commit() succeeded
   AtomicOutput(const AtomicOutput&) = delete;
   AtomicOutput& operator=(const AtomicOutput&) = delete;
 
-  // Where the writer writes: same directory, hidden name, unique per process.
+  // Where the writer writes: same directory, hidden name `.NAME.part-HOST-PID` (unique across
+  // the hosts of a cluster file system; shortened to fit 255 bytes, see temporary_path_for).
   const std::filesystem::path& temp_path() const { return temp_; }
   const std::filesystem::path& final_path() const { return final_; }
 
@@ -33,6 +40,7 @@ class AtomicOutput {
   std::filesystem::path temp_;
   int slot_ = -1;  // registration for the interrupt handler
   bool committed_ = false;
+  Scope scope_ = Scope::run;
 };
 
 // Outputs that belong together appear together: while an OutputGroup is open,
@@ -50,9 +58,13 @@ class OutputGroup {
   OutputGroup(const OutputGroup&) = delete;
   OutputGroup& operator=(const OutputGroup&) = delete;
   void commit();  // renames every finished output onto its final name. Throws OutputError.
+  // The same, returning the final names renamed into place, in the order they were finished.
+  // SIGINT, SIGTERM and SIGHUP wait until every rename is done: a set is never half renamed by them.
+  std::vector<std::filesystem::path> commit_files();
 
  private:
   friend class AtomicOutput;
+  friend std::optional<std::filesystem::path> pending_output_path(const std::filesystem::path& final_path);
   struct Finished {
     std::filesystem::path temp, final;
     int slot;  // still registered: an interrupt removes it
@@ -63,11 +75,23 @@ class OutputGroup {
 };
 
 // Writes a whole text file atomically (JSON results, CSV curves, YAML sidecars).
-void write_file_atomically(const std::filesystem::path& path, const std::string& text);
+void write_file_atomically(const std::filesystem::path& path, const std::string& text,
+                           AtomicOutput::Scope scope = AtomicOutput::Scope::run);
 
-// Installs SIGINT/SIGTERM handlers that delete every pending temporary output
+// The temporary file of `final_path` when it is finished in the open group but not yet renamed.
+std::optional<std::filesystem::path> pending_output_path(const std::filesystem::path& final_path);
+
+// Refuses (OutputError naming `final_path`) a target whose folder is missing or not writable,
+// or that is a directory, a device, a pipe or a socket.
+void check_output_target(const std::filesystem::path& final_path);
+
+// A path the interrupt handler removes (a lock file) until released; -1 when no slot is free.
+int hold_cleanup_path(const std::string& path);
+void release_cleanup_path(int slot);
+
+// Installs SIGINT/SIGTERM/SIGHUP handlers that delete every pending temporary output
 // (outputs already renamed into place stay), print "<tool>: interrupted" and
-// exit with 128 + the signal (130, 143). Installed by ToolApp::run.
+// exit with 128 + the signal (130, 143, 129). Installed by ToolApp::run.
 void install_interrupt_cleanup(const std::string& tool);
 
 }  // namespace nanoscopy

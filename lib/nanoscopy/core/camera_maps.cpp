@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/io/hdf5_images.hpp"
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
@@ -123,6 +124,7 @@ void CameraMaps::to_photons(const std::uint16_t* adu, std::int64_t x0, std::int6
 
 CameraMaps read_camera_maps(const std::string& spec, const std::string& option) {
   const auto parts = split_commas(spec);
+  for (const auto& part : parts) plan_input(part, "the camera maps (" + option + ")");
   std::array<MapImage, 3> images;
   static constexpr std::array<const char*, 3> names = {"offset", "gain", "variance"};
   if (parts.size() == 1) {

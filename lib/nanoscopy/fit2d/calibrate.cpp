@@ -9,6 +9,7 @@
 #include "nanoscopy/backend/registry.hpp"
 #include "nanoscopy/core/astigmatism.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/fit/engine.hpp"
 #include "nanoscopy/fit2d/settings.hpp"
 #include "nanoscopy/io/plot_png.hpp"
@@ -36,6 +37,10 @@ void run_fit2d_calibrate(const Fit2dCalibrateOptions& o, ToolContext& ctx, std::
   if (!(o.z_step > 0) || !std::isfinite(o.z_step)) throw UsageError("--z-step", "must be a positive number of nm");
   if (o.z0 && !std::isfinite(*o.z0)) throw UsageError("--z0", "must be a finite number of nm");
   auto reader = open_stack(o.input);
+  plan_output(o.output, "the calibration (-o)");
+  plan_output(o.plot.empty() ? default_plot_path(o.output) : o.plot,
+              o.plot.empty() ? "the calibration plot (the calibration's name with .png)" : "the plot (--plot)");
+  check_run_plan();
   const StackInfo& info = reader->info();
   if (info.frames < 6)
     throw InputError(info.path, std::to_string(info.frames) + " frame" + (info.frames == 1 ? "" : "s") +

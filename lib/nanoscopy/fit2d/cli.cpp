@@ -4,7 +4,10 @@
 
 #include "nanoscopy/cluster/frame_job.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
+#include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/fit2d/localize_job.hpp"
+#include "nanoscopy/fit2d/output.hpp"
 #include "nanoscopy/fit2d/postprocess.hpp"
 #include "nanoscopy/fit2d/roi_mode.hpp"
 #include "nanoscopy/fit2d/settings.hpp"
@@ -22,9 +25,18 @@ void run_fit2d_cli(const Fit2dOptions& options, ToolContext& ctx, std::ostream& 
   const Fit2dPostprocess post = fit2d_postprocess(ctx.params);
   if (post.any() && !options.roi_file.empty())
     throw UsageError("--roi", "follows fixed markers and writes no localizations to undrift, link or render");
+  const FrameJob job = make_frame_job(range, options.partial, ctx.device);
+  // Every file this run writes, checked against every file it reads before any work (run_files.hpp).
+  if (!options.roi_file.empty())
+    plan_output(roi_mode_output(options, info), "the marker drift (--roi)");
+  else if (job.part())
+    plan_output(options.partial, "the part file (--partial)");
+  else
+    plan_fit2d_outputs(options.output.empty() ? sibling_path(info.path, "_locs.hdf5") : options.output,
+                       output_format(ctx.params), options.track, post);
+  check_run_plan();
   if (!options.roi_file.empty()) return run_roi_mode(options, ctx, *reader, range, setup.settings, out);
 
-  const FrameJob job = make_frame_job(range, options.partial, ctx.device);
   if (job.part() && options.track)
     throw UsageError("--partial", "markers are tracked over the whole stack: give --track to fit2d merge");
   if (job.part() && post.any())

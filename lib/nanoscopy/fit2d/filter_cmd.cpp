@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/loc/filter/where.hpp"
 #include "nanoscopy/loc/formats/loc_formats.hpp"
 
@@ -11,6 +12,9 @@ namespace nanoscopy {
 void run_fit2d_filter(const Fit2dFilterOptions& o, ToolContext&, std::ostream& out) {
   if (o.where.empty()) throw UsageError("--where", "no expression given (e.g. --where 'photons > 500 and lpx < 0.1')");
   const WhereFilter filter(o.where, "--where");  // a bad expression fails before any reading
+  plan_localization_input(o.input);
+  plan_localization_output(o.output, o.format, "the filtered localizations");
+  check_run_plan();
   LocReadOptions read;
   read.pixel_size_nm = o.pixel_size_nm;
   LocalizationFile file = read_localization_file(o.input, read);

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/loc/formats/loc_formats.hpp"
 
 namespace nanoscopy {
@@ -37,6 +38,9 @@ LinkSettings link_step_settings(const Params& p, double pixel_size_nm) {
 }
 
 void run_fit2d_link(const Fit2dLinkOptions& o, ToolContext& ctx, std::ostream& out) {
+  plan_localization_input(o.input);
+  plan_localization_output(o.output, o.format, "the linked localizations");
+  check_run_plan();
   LocReadOptions read;
   read.pixel_size_nm = o.pixel_size_nm;
   LocalizationFile file = read_localization_file(o.input, read);

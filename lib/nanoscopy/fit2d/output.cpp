@@ -5,11 +5,24 @@
 #include <ostream>
 
 #include "nanoscopy/core/atomic_file.hpp"
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/fit/engine.hpp"
+#include "nanoscopy/fit2d/postprocess.hpp"
 #include "nanoscopy/loc/track/drift.hpp"
 
 namespace nanoscopy {
+
+void plan_fit2d_outputs(const std::string& output, const std::string& format, bool track,
+                        const Fit2dPostprocess& post) {
+  plan_localization_output(output, format, "the localizations (-o)");
+  if (track) {
+    plan_output(sibling_path(output, "_tracks.csv"), "the marker tracks (--track)");
+    plan_output(sibling_path(output, "_drift.txt"), "the drift table (--track, _drift.txt)");
+    plan_output(sibling_path(output, "_drift.csv"), "the drift table (--track, _drift.csv)");
+  }
+  plan_fit2d_postprocess(post, output, format);
+}
 
 Fit2dOutput::Fit2dOutput(const std::string& output, const std::string& format, const LocWriterContext& context,
                          bool track, const Params& p, const std::string& where)

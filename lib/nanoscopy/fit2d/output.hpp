@@ -18,6 +18,12 @@
 
 namespace nanoscopy {
 
+// Declares every file a fit2d run on its localizations `output` writes to the run's plan
+// (core/run_files.hpp): the localizations and their .yaml, with `track` the drift and track files,
+// and the --undrift/--link/--render chain's files.
+void plan_fit2d_outputs(const std::string& output, const std::string& format, bool track,
+                        const struct Fit2dPostprocess& post);
+
 class Fit2dOutput {
  public:
   // Opens the outputs (checking their directories) before any work. With `track`,

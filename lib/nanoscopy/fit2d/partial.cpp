@@ -9,6 +9,7 @@
 
 #include "nanoscopy/cluster/part_file.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/fit2d/output.hpp"
 #include "nanoscopy/fit2d/postprocess.hpp"
 
@@ -143,6 +144,8 @@ void run_fit2d_merge(const Fit2dMergeOptions& options, ToolContext& ctx, std::os
   // The part files record the camera in effect, not where its pixel size came from: taken as known.
   const Fit2dPostprocess post = fit2d_postprocess(ctx.params);
   check_fit2d_postprocess(post, ctx.params, frames, context.camera.pixel_size_nm, true);
+  plan_fit2d_outputs(options.output, output_format(ctx.params), options.track, post);
+  check_run_plan();
   Fit2dOutput output(options.output, output_format(ctx.params), context, options.track, ctx.params, options.output);
 
   std::int64_t candidates = 0, rejected = 0;

@@ -1,3 +1,4 @@
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/fit2d/postprocess.hpp"
 
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include "nanoscopy/fit2d/link_cmd.hpp"
 #include "nanoscopy/fit2d/render_cmd.hpp"
 #include "nanoscopy/fit2d/undrift_cmd.hpp"
+#include "nanoscopy/loc/formats/loc_formats.hpp"
 
 namespace nanoscopy {
 
@@ -49,6 +51,16 @@ void check_fit2d_postprocess(const Fit2dPostprocess& steps, const Params& p, std
   if (steps.render) {
     static_cast<void>(render_step_settings(p));
     if (!pixel_size_known) throw unknown_pixel("--render", "a picture in nm");
+  }
+}
+
+void plan_fit2d_postprocess(const Fit2dPostprocess& steps, const std::string& locs, const std::string& format) {
+  const PostprocessNames names = postprocess_names(steps, locs);
+  if (steps.undrift) plan_fit2d_undrift_outputs(names.undrift, format);
+  if (steps.link) plan_localization_output(names.link, format, "the linked localizations (--link)");
+  if (steps.render) {
+    plan_output(names.render_tif, "the picture (--render)");
+    plan_output(names.render_png, "the picture's preview (--render)");
   }
 }
 

@@ -53,6 +53,9 @@ PostprocessNames postprocess_names(const Fit2dPostprocess& steps, const std::str
 void check_fit2d_postprocess(const Fit2dPostprocess& steps, const Params& p, std::int64_t frames,
                              double pixel_size_nm, bool pixel_size_known);
 
+// Declares the chain's files (each step's outputs, as the subcommands declare theirs) to the run's plan.
+void plan_fit2d_postprocess(const Fit2dPostprocess& steps, const std::string& locs, const std::string& format);
+
 // Runs the chain on `locs` (written in `format`, "" = by extension; `pixel_size_nm`: the camera's, for
 // a CSV without its .yaml), each step printing its summary on `out`.
 void run_fit2d_postprocess(const Fit2dPostprocess& steps, const std::string& locs, const std::string& format,

@@ -10,6 +10,7 @@
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/io/image_png.hpp"
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/loc/formats/loc_formats.hpp"
@@ -49,8 +50,17 @@ RenderSettings render_step_settings(const Params& p) {
   return s;
 }
 
+std::string render_png_path(const std::string& output, const std::string& png) {
+  return png.empty() ? std::filesystem::path(output).replace_extension(".png").string() : png;
+}
+
 void run_fit2d_render(const Fit2dRenderOptions& o, ToolContext& ctx, std::ostream& out) {
   if (o.color != "none" && o.color != "z") throw UsageError("--color", "'" + o.color + "': none or z");
+  plan_localization_input(o.input);
+  plan_output(o.output, "the picture (-o)");
+  plan_output(render_png_path(o.output, o.png), o.png.empty() ? "the preview (the picture's name with .png)"
+                                                               : "the preview (--png)");
+  check_run_plan();
   const bool color_z = o.color == "z";
   const ZRange range = parse_color_range(o.color_range);
   if (!o.color_range.empty() && !color_z) throw UsageError("--color-range", "only with --color z");
@@ -86,7 +96,7 @@ void run_fit2d_render(const Fit2dRenderOptions& o, ToolContext& ctx, std::ostrea
   if (total == 0) throw InputError(o.input, "no localizations to render");
   const RenderedImage image = renderer.finish();
 
-  const std::string png = o.png.empty() ? (std::filesystem::path(o.output).replace_extension(".png")).string() : o.png;
+  const std::string png = render_png_path(o.output, o.png);
   const std::string software = std::string("nanoscopy fit2d render ") + NANOSCOPY_VERSION;
   OutputGroup outputs;  // the picture and its preview appear together
   double bar_nm = 0;

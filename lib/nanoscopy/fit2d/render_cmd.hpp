@@ -34,6 +34,9 @@ RenderSettings render_step_settings(const Params& p);
 
 // Reads `input`, renders it with ctx.params' Render section and writes the picture and its PNG preview
 // (both or neither); prints the summary naming both.
+// The preview's name: `png`, or the picture's with .png.
+std::string render_png_path(const std::string& output, const std::string& png);
+
 void run_fit2d_render(const Fit2dRenderOptions& options, ToolContext& ctx, std::ostream& out);
 
 }  // namespace nanoscopy

@@ -63,12 +63,15 @@ void follow_rois(const Fit2dOptions& options, ToolContext& ctx, StackReader& rea
 
 }  // namespace
 
+std::string roi_mode_output(const Fit2dOptions& options, const StackInfo& info) {
+  return options.output.empty() ? sibling_path(info.path, "_roi_drift.csv") : options.output;
+}
+
 void run_roi_mode(const Fit2dOptions& options, ToolContext& ctx, StackReader& reader, FrameRange::Resolved range,
                   const PipelineSettings& settings, std::ostream& out) {
   if (!options.partial.empty() || mpi_world().size > 1)
     throw UsageError("--roi", "marker ROIs are followed frame by frame in one process (no --partial, no mpirun)");
-  const std::string output =
-      options.output.empty() ? sibling_path(reader.info().path, "_roi_drift.csv") : options.output;
+  const std::string output = roi_mode_output(options, reader.info());
   // With --stream the summary goes to stderr: stdout carries only the per-frame lines.
   follow_rois(options, ctx, reader, range, settings.camera, settings.fit, settings.detect.box, output,
               options.stream ? std::cerr : out);

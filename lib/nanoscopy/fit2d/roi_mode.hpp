@@ -16,6 +16,9 @@ namespace nanoscopy {
 // `settings`; writes the drift CSV (default STACK_roi_drift.csv) and the summary
 // (to stderr with --stream: stdout then carries only the per-frame lines).
 // UsageError with --partial or under mpirun: the markers are followed in one process.
+// The drift CSV --roi writes: -o, or STACK_roi_drift.csv.
+std::string roi_mode_output(const Fit2dOptions& options, const StackInfo& info);
+
 void run_roi_mode(const Fit2dOptions& options, ToolContext& ctx, StackReader& reader, FrameRange::Resolved range,
                   const PipelineSettings& settings, std::ostream& out);
 

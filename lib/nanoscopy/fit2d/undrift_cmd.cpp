@@ -7,6 +7,7 @@
 #include "nanoscopy/backend/registry.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/fit2d/settings.hpp"
 #include "nanoscopy/loc/formats/loc_formats.hpp"
@@ -62,11 +63,21 @@ void check_undrift_frames(const UndriftStepSettings& settings, std::int64_t fram
   if (settings.rcc()) static_cast<void>(rcc_segments(frames, settings.segment, where));
 }
 
+void plan_fit2d_undrift_outputs(const std::string& output, const std::string& format) {
+  plan_localization_output(output, format, "the undrifted localizations");
+  plan_output(sibling_path(output, "_drift.txt"), "the drift table (_drift.txt)");
+  plan_output(sibling_path(output, "_drift.csv"), "the drift table (_drift.csv)");
+  plan_output(sibling_path(output, "_drift.png"), "the drift plot (_drift.png)");
+}
+
 void run_fit2d_undrift(const Fit2dUndriftOptions& o, ToolContext& ctx, std::ostream& out) {
   const UndriftStepSettings us = undrift_step_settings(ctx.params);
   const std::string& method = us.method;
   const bool rcc = us.rcc(), markers = us.markers();
   loc_format_for(o.output, o.format);  // an unknown format fails before the reading
+  plan_localization_input(o.input);
+  plan_fit2d_undrift_outputs(o.output, o.format);
+  check_run_plan();
 
   LocReadOptions read;
   read.pixel_size_nm = o.pixel_size_nm;

@@ -52,6 +52,10 @@ void check_undrift_frames(const UndriftStepSettings& settings, std::int64_t fram
 // Reads `input`, undrifts it with ctx.params' Undrift section and writes OUTPUT and its drift files (all
 // or none); prints the summary naming every file. UsageError for too few frames for the segment;
 // InputError for an unreadable, empty or one-localization input, or no markers (fiducial).
+// Declares what fit2d undrift writes to the run's plan (core/run_files.hpp): OUT, its .yaml and
+// OUT_drift.txt, .csv and .png.
+void plan_fit2d_undrift_outputs(const std::string& output, const std::string& format);
+
 void run_fit2d_undrift(const Fit2dUndriftOptions& options, ToolContext& ctx, std::ostream& out);
 
 }  // namespace nanoscopy

@@ -16,6 +16,7 @@
 #include "nanoscopy/core/frame_size.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/frc/loc_render.hpp"
 #include "nanoscopy/io/frame_source.hpp"
 #include "nanoscopy/io/plot_png.hpp"
@@ -338,6 +339,17 @@ void run_frc_cli(const FrcCliOptions& options, ToolContext& ctx, std::ostream& o
   const Params& p = ctx.params;
   const FrcThreshold threshold = parse_frc_threshold(p.get_string("FRC/threshold"));
   FrcReport report;
+  // What the run writes, checked against what it reads before any work (core/run_files.hpp).
+  for (const std::string& input : options.inputs) {
+    if (looks_like_localizations(input))
+      plan_localization_input(input);
+    else
+      plan_input(input.substr(0, input.rfind(":/")), "the input");
+  }
+  plan_output(options.json, "the results (--json)");
+  plan_output(options.curve, "the curve (--curve)");
+  plan_output(options.plot, "the plot (--plot)");
+  check_run_plan();
   const ImagePair pair = pick_images(options, ctx, report);
   const double given = p.get_real("FRC/pixel size");
   if (given > 0 && report.mode != "localizations") report.pixel_size_nm = given;

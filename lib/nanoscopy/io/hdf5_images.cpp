@@ -15,6 +15,8 @@ void write_hdf5_images(const std::string& path, const std::vector<NamedImage>& i
   {
     h5::Id file = h5::file(H5Fcreate(output.temp_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
     if (!file.valid()) throw OutputError(path, "cannot create the HDF5 file: " + h5::last_error());
+    if (!h5::write_run_attributes(file.get()))
+      throw OutputError(path, "cannot write the file's attributes: " + h5::last_error());
     for (const auto& image : images) {
       const std::array<hsize_t, 2> dims = {static_cast<hsize_t>(image.height), static_cast<hsize_t>(image.width)};
       h5::Id space = h5::space(H5Screate_simple(2, dims.data(), nullptr));

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <vector>
 
+#include "nanoscopy/core/run_files.hpp"
+
 namespace nanoscopy::detail::h5 {
 namespace {
 
@@ -105,6 +107,12 @@ bool write_attributes(hid_t object, const std::vector<std::pair<std::string, std
   for (const auto& [name, value] : attributes)
     if (!write_attribute(object, name.c_str(), value)) return false;
   return true;
+}
+
+bool write_run_attributes(hid_t file) {
+  const RunFiles* run = recorded_run();
+  return !run || (write_attribute(file, "nanoscopy_run_generation", run->generation()) &&
+                  write_attribute(file, "nanoscopy_run_manifest", run->manifest_name()));
 }
 
 bool stores_its_data(hid_t dataset) {

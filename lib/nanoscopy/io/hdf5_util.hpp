@@ -95,6 +95,10 @@ bool write_attribute(hid_t object, const char* name, const std::string& value); 
 // Each pair as a string attribute; false on the first failure.
 bool write_attributes(hid_t object, const std::vector<std::pair<std::string, std::string>>& attributes);
 
+// The run this file belongs to (core/run_files.hpp), as the root attributes
+// nanoscopy_run_generation and nanoscopy_run_manifest; nothing outside a run. False on failure.
+bool write_run_attributes(hid_t file);
+
 // False when `dataset` holds fewer bytes than its shape and type declare, beyond
 // what compression (deflate: ~1000:1) could explain: a damaged file, or one that
 // only declares a size, whose reading would make up fill values. Readers that

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/io/formats.hpp"
 #include "nanoscopy/io/yaml_documents.hpp"
@@ -78,6 +79,7 @@ namespace {
 // <stem>.yaml beside the stack: Picasso's movie info, or what our simulator writes.
 std::unique_ptr<StackReader> with_metadata(std::unique_ptr<StackReader> reader, const std::string& path) {
   const std::string yaml_path = sibling_path(path, ".yaml");
+  plan_input(yaml_path, "the movie's metadata");
   std::error_code ec;
   if (fs::is_regular_file(yaml_path, ec)) reader->attach_metadata(yaml_path);
   return reader;
@@ -96,6 +98,7 @@ namespace {
 
 std::unique_ptr<StackReader> open_stack_file(const std::string& spec) {
   const auto [path, dataset] = split_dataset(spec);
+  plan_input(path, "the input stack");
   std::error_code ec;
   if (!fs::exists(path, ec)) throw InputError(path, "no such file");
   if (fs::is_directory(path, ec)) throw InputError(path, "is a directory, expected an image stack file");

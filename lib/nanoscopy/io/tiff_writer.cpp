@@ -16,6 +16,7 @@
 
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/tiff_format.hpp"
 
@@ -100,6 +101,9 @@ std::vector<Field> page_fields(const ImageMeta& meta, const Layout& layout, u64 
   f.push_back(short_field(258, static_cast<u16>(8 * bytes_per_pixel(meta.type))));
   f.push_back(short_field(259, 1));  // no compression
   f.push_back(short_field(262, 1));  // min-is-black
+  // DocumentName: the run this file belongs to (core/run_files.hpp), so a set's files can be told apart.
+  if (const RunFiles* run = recorded_run(); first && run)
+    f.push_back(ascii_field(269, "nanoscopy run " + run->generation() + ", manifest " + run->manifest_name()));
   if (first) f.push_back(ascii_field(270, imagej_description(meta.frames, meta.pixel_size_nm > 0.0, meta.axis)));
   f.push_back(offset_field(273, data_offset, layout.big));
   f.push_back(short_field(277, 1));

@@ -6,10 +6,12 @@
 #include <sstream>
 
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 
 namespace nanoscopy {
 
 std::vector<Region> parse_regions(const std::string& path, std::int64_t frame_width, std::int64_t frame_height) {
+  plan_input(path, "the regions (--regions)");
   std::ifstream in(path);
   if (!in) throw InputError(path, "cannot open the regions file");
   std::vector<Region> regions;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/params/param_detail.hpp"
 
 namespace nanoscopy {
@@ -22,6 +23,7 @@ ParamTree load_param_file(const std::string& path) {
   const auto status = std::filesystem::status(path, ec);
   if (!std::filesystem::exists(status)) throw UsageError(path, "parameter file not found");
   if (std::filesystem::is_directory(status)) throw UsageError(path, "is a directory, not a parameter file");
+  plan_input(path, "the parameter file (--params)");
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();

@@ -11,6 +11,7 @@
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/core/progress.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/io/frame_source.hpp"
@@ -76,7 +77,14 @@ SmreRestoreJob::SmreRestoreJob(const SmreOptions& options, ToolContext& ctx, con
   meta_.pixel_size_nm = info_.pixel_size_nm;
   meta_.axis = info_.axis;  // a movie stays a movie (T), a focus series a Z stack
   meta_.software = std::string("nanoscopy smre ") + NANOSCOPY_VERSION;
-  // Outputs are opened (and their directories checked) before any work.
+  // Every file of the run, checked against every file it reads before any work (core/run_files.hpp);
+  // then the outputs are opened (and their directories checked).
+  plan_output(job.part() ? options.partial : output_, job.part() ? "the part file (--partial)" : "the restored image (-o)");
+  if (!log_path_.empty()) plan_output(log_path_, "the convergence log (--log)");
+  if (simulate_)
+    plan_output(sibling_path(output_, "_simulated" + fs::path(output_).extension().string()),
+                "the simulated input (--simulate)");
+  check_run_plan();
   if (!log_path_.empty()) AtomicOutput check(log_path_);  // the log is written last: fail now, not after the work
   if (job.part()) {
     PartOrigin origin{"", fs::path(info_.path).filename().string(), stack_fingerprint(reader),

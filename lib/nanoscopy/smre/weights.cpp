@@ -225,7 +225,7 @@ Weights compute_weights(const SetFamily& family, const WeightOptions& o) {
         nlohmann::json j{{"family", family.describe()}, {"width", family.width}, {"height", family.height},
                          {"coverage", o.coverage}, {"samples", o.samples},     {"seed", o.seed},
                          {"quantile", q}};
-        write_file_atomically(cached, j.dump(2) + "\n");
+        write_file_atomically(cached, j.dump(2) + "\n", AtomicOutput::Scope::standalone);  // shared by concurrent runs
       } catch (...) {
         // The cache is an optimisation: an unwritable cache directory costs time, not the run.
       }

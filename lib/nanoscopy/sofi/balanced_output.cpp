@@ -106,6 +106,13 @@ std::vector<int> balanced_orders(const std::vector<int>& orders, bool cross, boo
   return all;
 }
 
+std::vector<std::string> balanced_files(const std::string& sofi_path, int order) {
+  const std::string ext = std::filesystem::path(sofi_path).extension().string();
+  std::vector<std::string> files{sibling_path(sofi_path, "_balanced" + ext), sibling_path(sofi_path, "_balanced.png")};
+  if (order >= 4) files.push_back(sibling_path(sofi_path, "_balanced_panel.png"));
+  return files;
+}
+
 std::vector<std::string> write_balanced(const std::string& sofi_path, const SofiProblem& problem,
                                         const SofiImages& images, const BalancedOptions& options, const Device& device,
                                         double pixel_size_nm, bool quiet, std::ostream& out) {
@@ -135,8 +142,7 @@ std::vector<std::string> write_balanced(const std::string& sofi_path, const Sofi
   // for the disk; in turn they took 0.13 s on this 2-core machine after a 512^2 run, side by side 0.06 s
   // (the panel's PNG the longest). Only the first uses HDF5 (not thread-safe); libpng and libtiff are safe
   // per file, and the output group's list is locked.
-  std::vector<std::string> files{sibling_path(sofi_path, "_balanced" + ext), sibling_path(sofi_path, "_balanced.png")};
-  if (b.order >= 4) files.push_back(sibling_path(sofi_path, "_balanced_panel.png"));
+  const std::vector<std::string> files = balanced_files(sofi_path, b.order);
   std::vector<std::future<void>> writes;
   writes.push_back(std::async(std::launch::async, [&] {
     if (ext == ".h5" || ext == ".hdf5") {

@@ -33,6 +33,9 @@ std::vector<int> balanced_orders(const std::vector<int>& orders, bool cross, boo
 
 // Balances the images and writes the balanced files beside `sofi_path` (inside the
 // caller's OutputGroup, if any); returns the files written.
+// The files write_balanced writes beside `sofi_path` for balanced SOFI up to `order` (for the run's plan).
+std::vector<std::string> balanced_files(const std::string& sofi_path, int order);
+
 std::vector<std::string> write_balanced(const std::string& sofi_path, const SofiProblem& problem,
                                         const SofiImages& images, const BalancedOptions& options, const Device& device,
                                         double pixel_size_nm, bool quiet, std::ostream& out);

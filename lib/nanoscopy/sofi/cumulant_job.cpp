@@ -13,8 +13,10 @@
 #include "nanoscopy/cluster/fingerprint.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/smre/cli.hpp"
+#include "nanoscopy/sofi/balanced_output.hpp"
 #include "nanoscopy/sofi/drift_output.hpp"
 #include "nanoscopy/sofi/merge.hpp"
 #include "nanoscopy/sofi/output.hpp"
@@ -104,6 +106,20 @@ void SofiCumulantJob::check_outputs() {
   output_ = options_.output.empty() ? sibling_path(info_.path, "_sofi.tif") : options_.output;
   check_sofi_output(output_, true);
   if (job_.mpi() && split_ != "none") throw UsageError("mpirun", "--split runs in one process; start it without mpirun");
+  // Every file of the run, checked against every file it reads before any work (core/run_files.hpp).
+  const std::string ext = std::filesystem::path(output_).extension().string();
+  int max_order = 0;
+  for (const auto& plane : problem_.planes) max_order = std::max(max_order, plane.order);
+  for (const auto& sequence : sequences_for(split_, job_.range)) {
+    const std::string path = sequence.suffix.empty() ? output_ : sibling_path(output_, sequence.suffix + ext);
+    const std::string what = sequence.suffix.empty() ? "the SOFI image" : "the SOFI image of --split (" + sequence.suffix + ")";
+    for (const auto& file : sofi_image_files(path, problem_)) plan_output(file, what);
+    if (balanced_.enabled)
+      for (const auto& file : balanced_files(path, max_order)) plan_output(file, "the balanced SOFI image (--balanced)");
+  }
+  if (correction_settings_.undrift)
+    for (const auto& file : sofi_drift_paths(output_)) plan_output(file, "the drift (--undrift)");
+  check_run_plan();
 }
 
 SofiRunInput SofiCumulantJob::input_for(FrameSequence sequence, std::int64_t begin, std::int64_t end,

@@ -89,6 +89,17 @@ std::vector<std::string> write_sofi_images(const std::string& path, const SofiPr
   return files;
 }
 
+std::vector<std::string> sofi_image_files(const std::string& path, const SofiProblem& problem) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  const bool hdf5 = ext == ".h5" || ext == ".hdf5";
+  if (hdf5 || problem.planes.empty() || !problem.planes.front().cross) return {path};
+  const char* kind = problem.moments ? "moment" : "order";
+  std::vector<std::string> files;
+  for (const auto& pl : problem.planes) files.push_back(sibling_path(path, "_" + std::string(kind) + std::to_string(pl.order) + ext));
+  files.push_back(sibling_path(path, "_mean" + ext));
+  return files;
+}
+
 void check_sofi_output(const std::string& path, bool image) {
   const std::string ext = std::filesystem::path(path).extension().string();
   const bool hdf5 = ext == ".h5" || ext == ".hdf5";

@@ -23,6 +23,9 @@ void apply_post_smre(const std::string& prm, const SofiProblem& problem, SofiIma
 std::vector<std::string> write_sofi_images(const std::string& path, const SofiProblem& problem, const SofiImages& images,
                                            double pixel_size_nm);
 
+// The files write_sofi_images writes for `path` (for the run's plan, before any work).
+std::vector<std::string> sofi_image_files(const std::string& path, const SofiProblem& problem);
+
 // Before any work: a wrong extension or a missing directory is found in a second,
 // not after the run. `image`: an image (.tif/.tiff/.h5/.hdf5), else partial sums (.h5).
 void check_sofi_output(const std::string& path, bool image);

@@ -10,6 +10,7 @@
 #include "nanoscopy/cluster/part_ranges.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/io/hdf5_util.hpp"
 #include "nanoscopy/sofi/merge.hpp"
 
@@ -186,6 +187,7 @@ void write_sofi_partial(const std::string& path, const SofiPartial& p) {
 }
 
 SofiPartial read_sofi_partial(const std::string& path) {
+  plan_input(path, "the part file");
   h5::silence_errors();
   if (!std::filesystem::exists(path)) throw InputError(path, "no such file");
   h5::Id access = h5::read_access_plist();

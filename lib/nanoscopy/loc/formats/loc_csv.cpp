@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/io/table_writer.hpp"
 #include "nanoscopy/loc/formats/loc_formats.hpp"
 #include "nanoscopy/loc/formats/loc_yaml.hpp"
@@ -270,7 +271,7 @@ class ThunderstormReader final : public LocalizationReader {
     pixel_size_nm_ = info_.pixel_size_nm;
     if (!(pixel_size_nm_ > 0))
       throw UsageError(path, "reading a ThunderSTORM CSV needs the pixel size (nm) to convert positions to pixels");
-    in_.open(path, std::ios::binary);
+    in_.open(input_path(path, "the localizations"), std::ios::binary);
     if (!in_) throw InputError(path, "cannot open the file");
     std::string line;
     if (!std::getline(in_, line)) throw InputError(path, "the file is empty: no CSV header");

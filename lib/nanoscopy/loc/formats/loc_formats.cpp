@@ -10,6 +10,8 @@
 
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
+#include "nanoscopy/loc/formats/loc_yaml.hpp"
 
 namespace nanoscopy {
 namespace detail {
@@ -60,6 +62,11 @@ LocFormat loc_format_for(const std::string& path, const std::string& format) {
 std::unique_ptr<LocalizationWriter> create_localization_writer(const std::string& path, const std::string& format,
                                                                const LocWriterContext& ctx) {
   const LocFormat f = loc_format_for(path, format);
+  // The tool declared them (plan_localization_output); the writer confirms, and checks the .yaml again.
+  const std::string yaml = detail::localization_yaml_path(path);
+  if (yaml != path && !planned_input(yaml)) detail::check_replaceable_yaml(yaml, path);
+  confirm_output(path, "the localizations");
+  confirm_output(yaml, "the .yaml of the localizations");
   ctx.camera.validate(path);
   switch (f) {
     case LocFormat::thunderstorm_csv:
@@ -68,6 +75,21 @@ std::unique_ptr<LocalizationWriter> create_localization_writer(const std::string
       return detail::create_picasso_writer(path, ctx);
   }
   throw UsageError(path, "unknown localization format");
+}
+
+void plan_localization_input(const std::string& path) {
+  plan_input(path, "the localizations");
+  const std::string yaml = detail::localization_yaml_path(path);
+  if (yaml != path) plan_input(yaml, "the localizations' metadata (.yaml)");
+}
+
+void plan_localization_output(const std::string& path, const std::string& format, const std::string& what) {
+  static_cast<void>(loc_format_for(path, format));
+  const std::string yaml = detail::localization_yaml_path(path);
+  // A .yaml the run reads (its camera maps, say) is a clash the plan's check names better.
+  if (yaml != path && !planned_input(yaml)) detail::check_replaceable_yaml(yaml, path);
+  plan_output(path, what);
+  plan_output(yaml, "the .yaml of " + what);
 }
 
 LocWriteCounts write_localizations(const std::string& path, const std::string& format, const LocWriterContext& ctx,
@@ -83,7 +105,7 @@ std::unique_ptr<LocalizationReader> open_localization_reader(const std::string& 
   if (!(options.pixel_size_nm >= 0) || !std::isfinite(options.pixel_size_nm))
     throw UsageError(path, "the pixel size must be a positive number of nm");
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw InputError(path, "no such file");
+  if (!std::filesystem::exists(input_path(path, "the localizations"), ec)) throw InputError(path, "no such file");
   switch (f) {
     case LocFormat::thunderstorm_csv:
       return detail::open_thunderstorm_reader(path, options.pixel_size_nm);

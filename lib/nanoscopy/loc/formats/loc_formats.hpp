@@ -146,6 +146,16 @@ class LocalizationWriter {
 std::unique_ptr<LocalizationWriter> create_localization_writer(const std::string& path, const std::string& format,
                                                                const LocWriterContext& ctx);
 
+// Declares the files a localization output writes, the table and its .yaml, in the run's plan
+// (core/run_files.hpp), before any work. UsageError when the .yaml would replace a file that is
+// not localization metadata: a movie's own .yaml (one document, as Picasso's movie info and bench
+// simulate's) beside a movie of the same stem, or any other file. create_localization_writer
+// calls it too.
+void plan_localization_output(const std::string& path, const std::string& format, const std::string& what);
+
+// Declares a localization file the run reads, and the .yaml beside it, in the run's plan.
+void plan_localization_input(const std::string& path);
+
 // Convenience: writes `locs` at once.
 LocWriteCounts write_localizations(const std::string& path, const std::string& format, const LocWriterContext& ctx,
                                    std::span<const Localization> locs);

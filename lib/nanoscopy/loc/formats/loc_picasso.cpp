@@ -11,6 +11,7 @@
 
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/io/hdf5_util.hpp"
 #include "nanoscopy/io/table_writer.hpp"
 #include "nanoscopy/io/yaml_documents.hpp"
@@ -204,7 +205,7 @@ class PicassoReader final : public LocalizationReader {
     h5::silence_errors();
     info_.format = LocFormat::picasso_hdf5;
     h5::Id fapl = h5::read_access_plist();
-    file_ = h5::file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()));
+    file_ = h5::file(H5Fopen(input_path(path, "the localizations").c_str(), H5F_ACC_RDONLY, fapl.get()));
     if (!file_.valid()) throw InputError(path, "not a readable HDF5 file: " + h5::last_error());
     if (H5Lexists(file_.get(), "locs", H5P_DEFAULT) <= 0)
       throw InputError(path, "no dataset /locs: not a Picasso localization file");

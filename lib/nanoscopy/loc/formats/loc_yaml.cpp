@@ -12,6 +12,7 @@
 
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/io/yaml_documents.hpp"
 
 namespace nanoscopy::detail {
@@ -28,6 +29,22 @@ double positive_number(const YAML::Node& node) {
   const auto result = std::from_chars(text.data(), text.data() + text.size(), v);
   if (result.ec != std::errc() || result.ptr != text.data() + text.size()) return 0;
   return std::isfinite(v) && v > 0 ? v : 0;
+}
+
+// What a localization .yaml records of its run (core/run_files.hpp); nothing for other files.
+RunRecord run_record(const std::filesystem::path& path) {
+  RunRecord record;
+  if (path.extension() != ".yaml") return record;
+  try {
+    const std::vector<YAML::Node> documents = read_yaml_documents(path.string(), "the localization metadata");
+    if (documents.empty() || !documents.back().IsMap()) return record;
+    const YAML::Node generation = documents.back()["Run generation"], manifest = documents.back()["Run manifest"];
+    if (generation && generation.IsScalar()) record.generation = generation.Scalar();
+    if (manifest && manifest.IsScalar()) record.manifest = manifest.Scalar();
+  } catch (const std::exception&) {
+    // an unreadable sibling says nothing of its run
+  }
+  return record;
 }
 
 }  // namespace
@@ -48,7 +65,9 @@ void check_yaml_context(const std::string& path, const LocWriterContext& ctx) {
                                 "Localizations",
                                 "Dropped (non-finite)",
                                 "Dropped (outside the image)",
-                                "Dropped (negative)"};
+                                "Dropped (negative)",
+                                "Run generation",
+                                "Run manifest"};
   for (const auto& [key, value] : ctx.parameters) {
     if (key.empty()) throw UsageError(path, "a provenance parameter has no name");
     if (!keys.insert(key).second)
@@ -106,6 +125,11 @@ std::string localization_yaml_text(const LocWriterContext& ctx, const LocWriteCo
   fit << YAML::Key << "Dropped (non-finite)" << YAML::Value << number_text(counts.non_finite);
   fit << YAML::Key << "Dropped (outside the image)" << YAML::Value << number_text(counts.outside_image);
   fit << YAML::Key << "Dropped (negative)" << YAML::Value << number_text(counts.negative);
+  // The run this file belongs to (core/run_files.hpp): a reader tells a file from another run than its set.
+  if (const RunFiles* run = recorded_run()) {
+    fit << YAML::Key << "Run generation" << YAML::Value << run->generation();
+    fit << YAML::Key << "Run manifest" << YAML::Value << run->manifest_name();
+  }
   fit << YAML::EndMap;
   if (!movie.good() || !fit.good())
     throw OutputError(yaml_path,
@@ -132,10 +156,30 @@ void finish_with_yaml(TableWriter& table, const std::string& table_path, const s
   }
 }
 
-void read_localization_yaml(const std::string& yaml_path, LocalizationFile& file) {
+void check_replaceable_yaml(const std::string& yaml_path, const std::string& path) {
   std::error_code ec;
   if (!fs::exists(yaml_path, ec)) return;
-  const std::vector<YAML::Node> documents = read_yaml_documents(yaml_path, "the localization metadata");
+  std::size_t documents = 0;
+  try {
+    documents = read_yaml_documents(yaml_path, "the localization metadata").size();
+  } catch (const std::exception&) {
+    documents = 0;  // not YAML at all: certainly not ours to replace
+  }
+  const std::string stem = fs::path(path).stem().string();
+  if (documents == 1)
+    throw UsageError(yaml_path, "is the movie's own metadata (one YAML document), which the .yaml of the localizations " +
+                                    fs::path(path).filename().string() + " would replace: name them differently (e.g. " +
+                                    stem + "_locs" + fs::path(path).extension().string() + ")");
+  if (documents < 2)
+    throw UsageError(yaml_path, "is not localization metadata, and the .yaml of the localizations " +
+                                    fs::path(path).filename().string() + " would replace it: name them differently");
+}
+
+void read_localization_yaml(const std::string& yaml_path, LocalizationFile& file) {
+  std::error_code ec;
+  const std::string source = input_path(yaml_path, "the localizations' metadata");
+  if (!fs::exists(source, ec)) return;
+  const std::vector<YAML::Node> documents = read_yaml_documents(source, "the localization metadata");
   if (documents.empty() || !documents.front().IsMap())
     throw InputError(yaml_path, "the first YAML document must be a map with Width, Height and Frames");
   const YAML::Node& movie = documents.front();
@@ -149,6 +193,15 @@ void read_localization_yaml(const std::string& yaml_path, LocalizationFile& file
   // The latest processing step's Pixelsize wins (Picasso Localize writes it in its own document).
   for (auto it = documents.rbegin(); it != documents.rend() && file.pixel_size_nm == 0; ++it)
     if (it->IsMap()) file.pixel_size_nm = positive_number((*it)["Pixelsize"]);
+  // A file from another run than its set's manifest says so (a run killed mid-way, or a later run
+  // that wrote fewer files): one warning, the file is still read.
+  if (source == yaml_path && documents.back().IsMap()) {
+    const YAML::Node generation = documents.back()["Run generation"], manifest = documents.back()["Run manifest"];
+    if (generation && generation.IsScalar() && manifest && manifest.IsScalar()) {
+      const std::string mixed = check_run_set(yaml_path, generation.Scalar(), manifest.Scalar(), run_record);
+      if (!mixed.empty()) run_warning(yaml_path, mixed);
+    }
+  }
   if (file.pixel_size_nm == 0) {
     file.pixel_size_nm = positive_number(movie["Camera.Pixelsize"]);
     if (const YAML::Node camera = movie["Camera"]; file.pixel_size_nm == 0 && camera && camera.IsMap())

@@ -34,6 +34,11 @@ std::string localization_yaml_text(const LocWriterContext& ctx, const LocWriteCo
 void finish_with_yaml(TableWriter& table, const std::string& table_path, const std::string& yaml_path,
                       const std::string& yaml_text);
 
+// UsageError naming `yaml_path` (the sidecar of the localization output `path`) when an existing
+// file there is not localization metadata (at least two YAML documents: the movie's, then the
+// fit's), so it would be lost: a movie's own .yaml, or another file.
+void check_replaceable_yaml(const std::string& yaml_path, const std::string& path);
+
 // Width, Height, Frames (first document) and the latest Pixelsize of `yaml_path`
 // into `file`, when the file exists; InputError when it is not valid YAML.
 void read_localization_yaml(const std::string& yaml_path, LocalizationFile& file);

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/fit/initial_estimate.hpp"
 
 namespace nanoscopy {
@@ -149,6 +150,7 @@ MarkerRois parse_rois(const std::string& text, const std::string& where, std::in
 }
 
 MarkerRois parse_roi_file(const std::string& path, std::int64_t frame_width, std::int64_t frame_height, int size) {
+  plan_input(path, "the marker ROIs (--roi)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "cannot open the ROI file");
   std::ostringstream text;
