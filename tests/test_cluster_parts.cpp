@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <tuple>
 #include <vector>
 
 #include "nanoscopy/cluster/part_ranges.hpp"
@@ -200,4 +201,58 @@ TEST_CASE("smre parts merge to the pages of one run, streamed into one stack; --
   CHECK_FALSE(fs::exists(dir / "bad.tif"));
   CHECK_FALSE(fs::exists(dir / "p.tif"));
   CHECK_FALSE(fs::exists(dir / "p.h5"));
+}
+
+TEST_CASE("merge refuses a part cut from another movie of the same size and frame count (whole-movie fingerprint)") {
+  TempDir dir;
+  // Picasso's 100-frame movie, and a copy whose frames 10 to 29 differ (its first, middle and last frames,
+  // all the old fingerprint read, are the same).
+  const std::string bytes = read_file(peer_file("picasso_testdata.raw"));
+  const std::string yaml = read_file(peer_file("picasso_testdata.yaml"));
+  const std::size_t frame_bytes = 32 * 32 * 2;
+  REQUIRE(bytes.size() == 100 * frame_bytes);
+  std::string other = bytes;
+  for (std::size_t i = 10 * frame_bytes; i < 30 * frame_bytes; i += 2) other[i] = static_cast<char>(other[i] ^ 1);
+  write_file(dir / "a.raw", bytes);
+  write_file(dir / "a.yaml", yaml);
+  write_file(dir / "b.raw", other);
+  write_file(dir / "b.yaml", yaml);
+  const std::string fit = " --quiet --device cpu";
+  for (const auto& [movie, range, part] : {std::tuple{"a.raw", "0:50", "a0.h5"}, {"a.raw", "50:100", "a1.h5"},
+                                           {"b.raw", "50:100", "b1.h5"}}) {
+    const auto r = run_tool("fit2d", q(dir / movie) + " --frames " + range + " --partial " + q(dir / part) + fit);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  }
+  REQUIRE(run_tool("fit2d", "merge --quiet " + q(dir / "a0.h5") + " " + q(dir / "a1.h5") + " -o " + q(dir / "ok.csv"))
+              .exit_code == 0);
+  check_one_line_error(
+      run_tool("fit2d", "merge --quiet " + q(dir / "a0.h5") + " " + q(dir / "b1.h5") + " -o " + q(dir / "bad.csv")),
+      "fit2d", 3, "b1.h5", "different stack (b.raw)");
+  CHECK_FALSE(fs::exists(dir / "bad.csv"));
+  // sofi's parts too.
+  for (const auto& [movie, range, part] : {std::tuple{"a.raw", "0:50", "sa0.h5"}, {"b.raw", "50:100", "sb1.h5"}}) {
+    const auto r = run_tool("sofi", q(dir / movie) + " --block 10 --frames " + range + " --partial " + q(dir / part) +
+                                        " --quiet --device cpu");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  }
+  const auto s = run_tool("sofi", "merge --quiet " + q(dir / "sa0.h5") + " " + q(dir / "sb1.h5") + " -o " + q(dir / "bad.tif"));
+  check_one_line_error(s, "sofi", 3, "sb1.h5", "b.raw");
+  CHECK_FALSE(fs::exists(dir / "bad.tif"));
+}
+
+TEST_CASE("merge refuses a part made before the whole-movie fingerprint, on one line saying so") {
+  TempDir dir;
+  const std::string fit = " --quiet --device cpu";
+  const auto m = movie(dir, "m.tif", "--frames 20 --seed 3");
+  REQUIRE(run_tool("fit2d", q(m) + " --frames 0:10 --partial " + q(dir / "p0.h5") + fit).exit_code == 0);
+  REQUIRE(run_tool("fit2d", q(m) + " --frames 10:20 --partial " + q(dir / "p1.h5") + fit).exit_code == 0);
+  // An old part: the attribute was stack_fingerprint (h5py renames it as an older build wrote it).
+  const auto py = run_command("/usr/bin/python3 -c \"import h5py,sys; f=h5py.File(sys.argv[1],'r+'); "
+                              "f.attrs['stack_fingerprint']=f.attrs['movie_fingerprint']; del f.attrs['movie_fingerprint']\" " +
+                              q(dir / "p1.h5"));
+  REQUIRE_MESSAGE(py.exit_code == 0, py.output);
+  check_one_line_error(
+      run_tool("fit2d", "merge --quiet " + q(dir / "p0.h5") + " " + q(dir / "p1.h5") + " -o " + q(dir / "bad.csv")),
+      "fit2d", 3, "p1.h5", "made by an older version of nanoscopy");
+  CHECK_FALSE(fs::exists(dir / "bad.csv"));
 }

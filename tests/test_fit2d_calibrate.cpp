@@ -96,3 +96,55 @@ TEST_CASE("fit2d calibrate: a single frame, or no bead, is a one-line error and 
   CHECK_FALSE(fs::exists(json));
   CHECK_FALSE(fs::exists(dir / "astig.png"));
 }
+
+TEST_CASE("fit2d calibrate: an absurd --z-step is a usage error naming it, and writes nothing") {
+  TempDir dir;
+  const auto dark = (dir / "dark.tif").string();
+  REQUIRE(app("bench", "--quiet simulate movie --frames 10 --width 32 --height 32 --emitters 0 -o " + shell_quote(dark))
+              .exit_code == 0);
+  const auto json = (dir / "astig.json").string();
+  // 1e300 wrote a calibration of ±3e301 nm; 20 µm steps over 10 frames span 180 µm (beyond 100 µm).
+  for (const char* step : {"1e300", "inf", "nan", "0", "20000"}) {
+    CAPTURE(step);
+    check_one_error_line(app("fit2d", "calibrate " + shell_quote(dark) + " --z-step " + step + " -o " + shell_quote(json)),
+                         2, "--z-step");
+  }
+  check_one_error_line(
+      app("fit2d", "calibrate " + shell_quote(dark) + " --z-step 20 --z0 1e300 -o " + shell_quote(json)), 2, "--z0");
+  CHECK_FALSE(fs::exists(json));
+  CHECK_FALSE(fs::exists(dir / "astig.png"));
+}
+
+TEST_CASE("fit2d --calibration: an unknown format version is refused; another pixel size is warned about") {
+  TempDir dir;
+  const auto movie = (dir / "movie.tif").string();
+  REQUIRE(app("bench", "--quiet simulate movie --frames 4 --width 32 --height 32 --emitters 4 --pixel-size 108 -o " +
+                           shell_quote(movie))
+              .exit_code == 0);
+  const auto out = (dir / "locs.hdf5").string();
+  // The version is checked: 99 is not this build's format (it was accepted before).
+  auto json = to_json(default_astigmatic_calibration(108));
+  const auto at = json.find("\"version\": 1");
+  REQUIRE(at != std::string::npos);
+  json.replace(at, 12, "\"version\": 99");
+  const auto v99 = (dir / "v99.json").string();
+  write_file(v99, json);
+  const auto r99 = app("fit2d", shell_quote(movie) + " --calibration " + shell_quote(v99) + " -o " + shell_quote(out));
+  check_one_error_line(r99, 3, "v99.json: calibration format version 99 is not supported");
+  CHECK_FALSE(fs::exists(out));
+
+  // Made at 108 nm: no warning. Made at 10 nm on a 108 nm movie: one warning line naming both sizes.
+  const auto same = (dir / "same.json").string(), other = (dir / "other.json").string();
+  write_astigmatic_calibration(same, default_astigmatic_calibration(108));
+  write_astigmatic_calibration(other, default_astigmatic_calibration(10));
+  const auto ok = app("fit2d", "--quiet " + shell_quote(movie) + " --calibration " + shell_quote(same) + " -o " + shell_quote(out));
+  INFO(ok.output);
+  REQUIRE(ok.exit_code == 0);
+  CHECK(ok.output.find("warning") == std::string::npos);
+  const auto warned =
+      app("fit2d", "--quiet " + shell_quote(movie) + " --calibration " + shell_quote(other) + " -o " + shell_quote(out));
+  INFO(warned.output);
+  REQUIRE(warned.exit_code == 0);
+  const auto w = warned.output.find("fit2d: warning: " + other + ": made at a pixel size of 10 nm, but the movie's is 108 nm");
+  CHECK(w != std::string::npos);
+}

@@ -151,3 +151,28 @@ TEST_CASE("fit2d filter: bad input is one line and leaves no output") {
                        "fit2d", 3, "empty.csv", "empty");
   CHECK_FALSE(fs::exists(out));
 }
+
+TEST_CASE("fit2d filter carries the input's camera, its other columns with their dtype, and adds no field") {
+  if (!python_available()) return;
+  TempDir dir;
+  // Picasso's MLE file plus group, log_likelihood, *_unc and a user's columns (u1, i8, f8); its .yaml's camera
+  // says Sensitivity 0.5 (written as 1 before), and it has no chi2 or status (written as 0 and 1 before).
+  const auto in = (dir / "in.hdf5").string();
+  const auto made = run_python("locs_carried.py", {"make", peer_file("picasso_testdata_locs.hdf5").string(), in});
+  REQUIRE_MESSAGE(made.exit_code == 0, made.output);
+  const auto out = (dir / "bright.hdf5").string();
+  const auto r = fit2d("filter " + shell_quote(in) + " -o " + shell_quote(out) + " --where 'photons > 5000'");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  const auto check = run_python("locs_carried.py", {"check", in, out, "filter", "5000"});
+  INFO(check.output);
+  CHECK(check.exit_code == 0);
+  // Read back by us: the carried camera's pixel size, the extra columns.
+  const auto back = read_localization_file(out);
+  CHECK(back.pixel_size_nm == 130);
+  REQUIRE(back.carried.extra_column("my_tag") != nullptr);
+  CHECK(back.carried.extra_column("my_tag")->type == ColumnType::i64);
+  CHECK(back.carried.extra_column("my_flag")->type == ColumnType::u8);
+  CHECK(back.carried.extra_column("group")->type == ColumnType::i32);
+  CHECK(!back.carried.has("chi2"));
+  CHECK(!back.carried.has("status"));
+}

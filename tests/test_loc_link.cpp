@@ -9,6 +9,7 @@
 #include <random>
 
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/fit2d/link_cmd.hpp"
 #include "nanoscopy/loc/formats/loc_formats.hpp"
 #include "nanoscopy/loc/link.hpp"
 #include "support/test_support.hpp"
@@ -108,4 +109,50 @@ TEST_CASE("fit2d link: Picasso's own file in, len and n out (read back from HDF5
                              " --radius 30 "),
                        "fit2d", 2, "--radius", "30nm, 0.3px or 3x");
   CHECK_FALSE(std::filesystem::exists(dir / "x.csv"));
+}
+
+TEST_CASE("fit2d link carries the camera and the input's columns (mean per link), links within Picasso's groups") {
+  if (!python_available()) return;
+  TempDir dir;
+  const auto in = (dir / "in.hdf5").string();
+  const auto made = run_python("locs_carried.py", {"make", peer_file("picasso_testdata_locs.hdf5").string(), in});
+  REQUIRE_MESSAGE(made.exit_code == 0, made.output);
+  const auto out = (dir / "linked.hdf5").string();
+  const auto r = fit2d("link " + shell_quote(in) + " -o " + shell_quote(out) + " --radius 5x --max-dark 1");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  const auto check = run_python("locs_carried.py", {"check", in, out, "link"});
+  INFO(check.output);
+  CHECK(check.exit_code == 0);
+}
+
+TEST_CASE("link_by_group: a link never joins two groups; extra columns become each link's mean in their dtype") {
+  // One place: group 0's emitter in frames 0 and 1, group 1's in frames 2 and 3.
+  std::vector<Localization> locs;
+  for (int f = 0; f < 4; ++f) {
+    Localization l;
+    l.frame = f;
+    l.x = l.y = 10;
+    l.lpx = l.lpy = 0.05;
+    l.photons = 100;
+    locs.push_back(l);
+  }
+  CarriedMetadata carried;
+  carried.extra = {{"group", ColumnType::i32, {0, 0, 1, 1}},
+                   {"w", ColumnType::f32, {1, 3, 10, 30}},
+                   {"k", ColumnType::u8, {1, 2, 2, 2}}};
+  LinkSettings settings;
+  settings.radius_px = 0.5;
+  settings.max_dark = 1;
+  CHECK(link_localizations(locs, settings).size() == 1);  // without the groups: one blink of four
+  std::vector<std::int64_t> group_of;
+  const auto linked = link_by_group(locs, carried.extra_column("group"), settings, group_of);
+  REQUIRE(linked.size() == 2);
+  CHECK(linked[0].n == 2);
+  CHECK(linked[1].n == 2);
+  CHECK(linked[1].frame == 2);
+  CHECK(group_of == std::vector<std::int64_t>{0, 0, 1, 1});
+  link_extra_columns(carried, group_of, linked.size());
+  CHECK(carried.extra[0].values == std::vector<double>{0, 1});
+  CHECK(carried.extra[1].values == std::vector<double>{2, 20});
+  CHECK(carried.extra[2].values == std::vector<double>{2, 2});  // (1 + 2) / 2 = 1.5, to nearest (even) in u8
 }

@@ -384,3 +384,19 @@ TEST_CASE("undrift benchmark: RMS error and time vs localizations (256 px field,
                               << r.output);
   }
 }
+
+TEST_CASE("fit2d undrift changes x and y only: the camera, every other column and its dtype carried, nothing added") {
+  if (!python_available()) return;
+  TempDir dir;
+  // A Picasso MLE file (no chi2, no status: undrift wrote chi2 = 0 and status = 1 on every row before) with
+  // group, log_likelihood, *_unc and a user's columns, and Sensitivity 0.5 in its .yaml.
+  const auto in = (dir / "in.hdf5").string();
+  const auto made = run_python("locs_carried.py", {"make", peer_file("picasso_testdata_locs.hdf5").string(), in});
+  REQUIRE_MESSAGE(made.exit_code == 0, made.output);
+  const auto out = (dir / "undrifted.hdf5").string();
+  const auto r = fit2d("undrift " + shell_quote(in) + " -o " + shell_quote(out) + " --segment 100");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  const auto check = run_python("locs_carried.py", {"check", in, out, "undrift"});
+  INFO(check.output);
+  CHECK(check.exit_code == 0);
+}

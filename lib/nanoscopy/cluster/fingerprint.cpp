@@ -1,5 +1,6 @@
 #include "nanoscopy/cluster/fingerprint.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
@@ -23,12 +24,17 @@ std::string Fnv::hex() const {
 std::string stack_fingerprint(StackReader& reader) {
   const StackInfo& info = reader.info();
   Fnv f;
+  f.add(std::string("whole-movie fingerprint 2"));  // another sampling gives other values: no false match
   f.add(info.frames);
   f.add(info.width);
   f.add(info.height);
   f.add(to_string(info.type));
   std::vector<unsigned char> frame(static_cast<std::size_t>(info.bytes_per_frame()));
-  for (std::int64_t k : {std::int64_t{0}, info.frames / 2, info.frames - 1}) {
+  const std::int64_t samples = std::min<std::int64_t>(info.frames, kFingerprintFrames);
+  for (std::int64_t s = 0; s < samples; ++s) {
+    // Evenly over the whole stack, first and last included; whatever frames the part itself holds.
+    const std::int64_t k = samples == 1 ? 0 : (s * (info.frames - 1) + (samples - 1) / 2) / (samples - 1);
+    f.add(k);
     reader.read_raw(k, 1, frame.data());
     f.add(frame.data(), frame.size());
   }

@@ -22,8 +22,15 @@ class Fnv {
   std::uint64_t h_ = 1469598103934665603ull;
 };
 
-// The stack's frame count, size, pixel type and the bytes of its first, middle and
-// last frames: cheap (three frames) and different for any two real recordings.
+// Frames a whole-movie fingerprint reads.
+inline constexpr std::int64_t kFingerprintFrames = 32;
+
+// The whole movie's fingerprint: its frame count, size, pixel type and the bytes of
+// kFingerprintFrames frames spread evenly over the whole stack, first and last included
+// (every frame of a shorter stack), whichever frames a part holds itself. Every part of
+// one movie records the same value, and two movies of the same size and frame count that
+// differ in any sampled frame differ. (Before: the first, middle and last frame only, so
+// a movie differing elsewhere merged silently.) Reads kFingerprintFrames frames.
 std::string stack_fingerprint(StackReader& reader);
 
 // The fingerprint of a file's bytes ("none" for an empty path): parameter files

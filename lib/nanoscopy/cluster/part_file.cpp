@@ -38,7 +38,7 @@ herr_t collect(hid_t location, const char* name, const H5A_info_t*, void* data) 
 TextAttributes part_attributes(const std::string& format, const PartOrigin& o, const TextAttributes& extra) {
   TextAttributes out{{"format", format},
                      {"stack", o.stack_name},
-                     {"stack_fingerprint", o.stack_fingerprint},
+                     {"movie_fingerprint", o.stack_fingerprint},
                      {"parameter_fingerprint", o.parameter_fingerprint},
                      {"stack_frames", std::to_string(o.stack_frames)},
                      {"begin", std::to_string(o.begin)},
@@ -90,7 +90,8 @@ PartFile read_part_file(const std::string& path, const std::string& format, cons
     throw InputError(path, "not a part file of this tool (write one with " + how + ")");
   PartOrigin& o = part.origin;
   o.stack_name = part.text("stack");
-  o.stack_fingerprint = part.text("stack_fingerprint");
+  if (!part.attributes.contains("movie_fingerprint")) throw InputError(path, "made by an older version of nanoscopy: it records no whole-movie fingerprint (movie_fingerprint), so merge cannot tell which movie it was cut from; make the part again");
+  o.stack_fingerprint = part.text("movie_fingerprint");
   o.parameter_fingerprint = part.text("parameter_fingerprint");
   o.stack_frames = part.integer("stack_frames");
   o.begin = part.integer("begin");

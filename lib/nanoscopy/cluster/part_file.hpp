@@ -3,7 +3,9 @@
 // attributes say what it is and where its frames came from:
 //   format                "nanoscopy fit2d part 1" / "nanoscopy smre part 1"
 //   stack                 the stack's file name
-//   stack_fingerprint     see fingerprint.hpp
+//   movie_fingerprint     the whole movie's (frames sampled over the whole stack, see
+//                         fingerprint.hpp); a part without it (written before it was
+//                         recorded, as "stack_fingerprint" of three frames) is refused
 //   parameter_fingerprint the parameters that shape the result
 //   stack_frames, begin, end   it holds frames [begin, end) of stack_frames
 // plus whatever the tool adds (all text).

@@ -13,7 +13,7 @@ namespace nanoscopy {
 struct PartOrigin {
   std::string path;                   // the part file (named in errors)
   std::string stack_name;             // the stack's file name, for messages
-  std::string stack_fingerprint;      // see fingerprint.hpp
+  std::string stack_fingerprint;      // the whole movie's (stack_fingerprint() of fingerprint.hpp)
   std::string parameter_fingerprint;
   std::int64_t stack_frames = 0;      // frames of the whole stack
   std::int64_t begin = 0, end = 0;    // this part holds frames [begin, end) of its stack

@@ -246,7 +246,7 @@ AstigmaticCalibration default_astigmatic_calibration(double pixel_size_nm) {
 std::string to_json(const AstigmaticCalibration& c) {
   nlohmann::ordered_json j;
   j["format"] = kFormatName;
-  j["version"] = 1;
+  j["version"] = kAstigmaticCalibrationVersion;
   j["model"] = kModelName;
   j["formula"] = "sigma(z) = sigma0 * sqrt(1 + u^2 + A u^3 + B u^4), u = (z - c) / d";
   j["units"] = "nm";
@@ -255,6 +255,14 @@ std::string to_json(const AstigmaticCalibration& c) {
   j["x"] = curve_json(c.x);
   j["y"] = curve_json(c.y);
   return j.dump(2) + "\n";
+}
+
+std::string calibration_pixel_size_warning(const AstigmaticCalibration& c, double pixel_size_nm) {
+  if (!(pixel_size_nm > 0) || !(c.pixel_size_nm > 0)) return {};
+  if (std::abs(c.pixel_size_nm - pixel_size_nm) <= 0.01 * pixel_size_nm) return {};
+  return (c.source.empty() ? std::string("the calibration") : c.source) + ": made at a pixel size of " +
+         number_text(c.pixel_size_nm) + " nm, but the movie's is " + number_text(pixel_size_nm) +
+         " nm: its widths (nm) may belong to other optics or a wrong pixel size (calibrate at the movie's pixel size)";
 }
 
 void write_astigmatic_calibration(const std::string& path, const AstigmaticCalibration& c) {
@@ -274,6 +282,13 @@ AstigmaticCalibration read_astigmatic_calibration(const std::string& path) {
     throw InputError(path, "not a valid JSON calibration: " + json_message(e));
   }
   if (!root.is_object()) throw InputError(path, "a calibration must be a JSON object");
+  if (const auto it = root.find("format"); it != root.end() && *it != kFormatName)
+    throw InputError(path, "unknown format " + it->dump() + " (expected \"" + kFormatName + "\")");
+  // The version this build reads; a file without one is read as version 1 (hand-written files).
+  if (const auto it = root.find("version");
+      it != root.end() && !(it->is_number_integer() && it->get<std::int64_t>() == kAstigmaticCalibrationVersion))
+    throw InputError(path, "calibration format version " + it->dump() + " is not supported (this build reads version " +
+                               std::to_string(kAstigmaticCalibrationVersion) + ")");
   if (const auto it = root.find("model"); it != root.end() && *it != kModelName)
     throw InputError(path, "unknown model " + it->dump() + " (expected \"" + kModelName + "\")");
   if (const auto it = root.find("units"); it != root.end() && *it != "nm")

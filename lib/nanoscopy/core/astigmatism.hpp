@@ -13,6 +13,10 @@
 //    "z_range_nm": [-600, 600],
 //    "x": {"sigma0": 130, "c": -250, "d": 400, "A": 0, "B": 0},
 //    "y": {"sigma0": 130, "c": 250, "d": 400, "A": 0, "B": 0}}
+// "format" and "version", when present, must be these (a version this build does not
+// know is refused: its keys may mean something else); a file without "version" is read as
+// version 1. "pixel_size_nm" is the pixel size of the bead stack it was made from: fit2d
+// warns when it differs from the movie's by more than 1 % (check_calibration_pixel_size).
 #pragma once
 
 #include <span>
@@ -21,6 +25,9 @@
 #include "nanoscopy/core/defocus_curve.hpp"
 
 namespace nanoscopy {
+
+// The calibration file's format version (the "version" key) this build writes and reads.
+inline constexpr int kAstigmaticCalibrationVersion = 1;
 
 // The calibration as a file holds it: σ0, c and d in nm.
 struct AstigmaticCalibration {
@@ -60,6 +67,11 @@ AstigmaticCalibration default_astigmatic_calibration(double pixel_size_nm);
 // InputError naming the file (one line) for an unreadable file, malformed JSON,
 // a wrong model or unit, a missing or non-numeric key, or values validate() refuses.
 AstigmaticCalibration read_astigmatic_calibration(const std::string& path);
+// A one-line warning (no newline; empty when they agree) when the calibration was made at a pixel size
+// more than 1 % from `pixel_size_nm` (the movie's): its widths in nm then likely belong to other
+// optics or a wrong pixel size in either file.
+std::string calibration_pixel_size_warning(const AstigmaticCalibration& calibration, double pixel_size_nm);
+
 // Atomically; OutputError naming `path` on failure.
 void write_astigmatic_calibration(const std::string& path, const AstigmaticCalibration& calibration);
 std::string to_json(const AstigmaticCalibration& calibration);

@@ -1,6 +1,7 @@
 #include "nanoscopy/fit2d/calibrate.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <ostream>
@@ -19,6 +20,15 @@
 namespace nanoscopy {
 namespace {
 
+// The largest z range a calibration may span (nm): 100 µm, far beyond any objective's astigmatic range.
+constexpr double kMaxCalibrationRangeNm = 100000;
+
+std::string number_text(double v) {
+  char text[64];
+  const auto result = std::to_chars(text, text + sizeof text, v);
+  return std::string(text, result.ptr);
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
@@ -35,6 +45,11 @@ std::string default_plot_path(const std::string& json) {
 
 void run_fit2d_calibrate(const Fit2dCalibrateOptions& o, ToolContext& ctx, std::ostream& out) {
   if (!(o.z_step > 0) || !std::isfinite(o.z_step)) throw UsageError("--z-step", "must be a positive number of nm");
+  // A bead z-stack spans micrometres; a step that puts the calibrated range beyond kMaxCalibrationRangeNm is a
+  // typing error (1e300 wrote a calibration of ±3e301 nm). The frame count is checked once the stack is open.
+  if (o.z_step > kMaxCalibrationRangeNm)
+    throw UsageError("--z-step", "a step of " + number_text(o.z_step) + " nm is beyond any bead z-stack (at most " +
+                                     number_text(kMaxCalibrationRangeNm) + " nm in all)");
   if (o.z0 && !std::isfinite(*o.z0)) throw UsageError("--z0", "must be a finite number of nm");
   auto reader = open_stack(o.input);
   plan_output(o.output, "the calibration (-o)");
@@ -45,6 +60,12 @@ void run_fit2d_calibrate(const Fit2dCalibrateOptions& o, ToolContext& ctx, std::
   if (info.frames < 6)
     throw InputError(info.path, std::to_string(info.frames) + " frame" + (info.frames == 1 ? "" : "s") +
                                     ": a calibration needs a bead z-stack of at least 6 frames");
+  if (o.z_step * static_cast<double>(info.frames - 1) > kMaxCalibrationRangeNm)
+    throw UsageError("--z-step", std::to_string(info.frames) + " frames of " + number_text(o.z_step) +
+                                     " nm span more than " + number_text(kMaxCalibrationRangeNm) +
+                                     " nm: not a bead z-stack (check the step's unit: nm)");
+  if (o.z0 && std::abs(*o.z0) > kMaxCalibrationRangeNm)
+    throw UsageError("--z0", "must be within ±" + number_text(kMaxCalibrationRangeNm) + " nm");
   Fit2dSetup setup = fit2d_setup(ctx.params, info, "", ctx.quiet);
   DetectSettings detect = setup.settings.detect;
   detect.box = o.box;

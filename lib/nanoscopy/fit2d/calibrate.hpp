@@ -25,7 +25,9 @@ struct Fit2dCalibrateOptions {
 };
 
 // Prints the fit RMS per axis, the z range and the files to `out`. InputError
-// (one line) for a stack of fewer than 6 frames, or when no bead is found.
+// (one line) for a stack of fewer than 6 frames, or when no bead is found. UsageError naming
+// --z-step for a step that is not finite and positive, or whose stack would span more than
+// 100 µm (1e300 would write a calibration of ±3e301 nm); naming --z0 beyond ±100 µm.
 void run_fit2d_calibrate(const Fit2dCalibrateOptions& options, ToolContext& ctx, std::ostream& out);
 
 }  // namespace nanoscopy

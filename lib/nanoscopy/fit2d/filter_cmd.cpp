@@ -1,6 +1,7 @@
 #include "nanoscopy/fit2d/filter_cmd.hpp"
 
 #include <ostream>
+#include <vector>
 
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/run_files.hpp"
@@ -21,7 +22,14 @@ void run_fit2d_filter(const Fit2dFilterOptions& o, ToolContext&, std::ostream& o
   if (file.format == LocFormat::thunderstorm_csv && !(file.pixel_size_nm > 0))
     throw UsageError(o.input, "the file does not say its pixel size: give --pixel-size");
   const std::size_t total = file.locs.size();
-  std::erase_if(file.locs, [&](const Localization& l) { return !filter.keeps(l); });
+  // The rows kept, with their values of the columns the filter does not know (carried as they were).
+  std::vector<bool> keep(total);
+  for (std::size_t i = 0; i < total; ++i) keep[i] = filter.keeps(file.locs[i]);
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < total; ++i)
+    if (keep[i]) file.locs[kept++] = file.locs[i];
+  file.locs.resize(kept);
+  file.carried.keep_rows(keep);
   LocWriterContext context = writer_context(file, "nanoscopy fit2d filter");
   context.parameters = {{"Input file", o.input}, {"Filter", o.where}};
   const LocWriteCounts counts = write_localizations(o.output, o.format, context, file.locs);

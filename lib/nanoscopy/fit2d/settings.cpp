@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <iostream>
 #include <stdexcept>
 #include <tuple>
 
@@ -76,6 +77,9 @@ void set_astigmatism(const Params& p, const Camera& camera, FitSettings& fit) {
     std::tie(z_min, z_max) = parse_z_range(range, where);
     cal.require_covers(z_min, z_max, where);
   }
+  // A warning, not an error (a calibration in nm may hold across cameras); printed with --quiet too.
+  if (const std::string warning = calibration_pixel_size_warning(cal, camera.pixel_size_nm); !warning.empty())
+    std::cerr << "fit2d: warning: " << warning << "\n";
   fit.astigmatism = cal.in_pixels<double>(camera.pixel_size_nm);
   fit.astigmatism.z_min = z_min;
   fit.astigmatism.z_max = z_max;

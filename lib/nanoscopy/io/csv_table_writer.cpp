@@ -99,6 +99,11 @@ class CsvTableWriter final : public TableWriter {
       case ColumnType::f64:
         result = std::to_chars(text, text + sizeof text, value, std::chars_format::general, 15);
         break;
+      default:
+        detail::with_integer_type(column.type, [&]([[maybe_unused]] auto zero) {
+          result = std::to_chars(text, text + sizeof text, detail::to_integer_column<decltype(zero)>(value, where_, column));
+        });
+        break;
     }
     buffer_.append(text, result.ptr);
   }

@@ -20,7 +20,20 @@ namespace h5 = detail::h5;
 constexpr std::size_t kChunkBytes = std::size_t{64} << 10;
 
 std::size_t column_bytes(ColumnType type) {
-  return type == ColumnType::f64 ? 8 : 4;
+  switch (type) {
+    case ColumnType::u8:
+    case ColumnType::i8:
+      return 1;
+    case ColumnType::u16:
+    case ColumnType::i16:
+      return 2;
+    case ColumnType::f64:
+    case ColumnType::u64:
+    case ColumnType::i64:
+      return 8;
+    default:
+      return 4;
+  }
 }
 
 hid_t file_type_of(ColumnType type) {
@@ -33,6 +46,18 @@ hid_t file_type_of(ColumnType type) {
       return H5T_IEEE_F32LE;
     case ColumnType::f64:
       return H5T_IEEE_F64LE;
+    case ColumnType::u8:
+      return H5T_STD_U8LE;
+    case ColumnType::i8:
+      return H5T_STD_I8LE;
+    case ColumnType::u16:
+      return H5T_STD_U16LE;
+    case ColumnType::i16:
+      return H5T_STD_I16LE;
+    case ColumnType::u64:
+      return H5T_STD_U64LE;
+    case ColumnType::i64:
+      return H5T_STD_I64LE;
   }
   return H5T_IEEE_F64LE;
 }
@@ -47,6 +72,18 @@ hid_t memory_type_of(ColumnType type) {
       return H5T_NATIVE_FLOAT;
     case ColumnType::f64:
       return H5T_NATIVE_DOUBLE;
+    case ColumnType::u8:
+      return H5T_NATIVE_UINT8;
+    case ColumnType::i8:
+      return H5T_NATIVE_INT8;
+    case ColumnType::u16:
+      return H5T_NATIVE_UINT16;
+    case ColumnType::i16:
+      return H5T_NATIVE_INT16;
+    case ColumnType::u64:
+      return H5T_NATIVE_UINT64;
+    case ColumnType::i64:
+      return H5T_NATIVE_INT64;
   }
   return H5T_NATIVE_DOUBLE;
 }
@@ -146,6 +183,12 @@ class Hdf5TableWriter final : public TableWriter {
       }
       case ColumnType::f64:
         std::memcpy(out, &value, sizeof value);
+        return;
+      default:
+        detail::with_integer_type(column.type, [&]([[maybe_unused]] auto zero) {
+          const auto v = detail::to_integer_column<decltype(zero)>(value, where_, column);
+          std::memcpy(out, &v, sizeof v);
+        });
         return;
     }
   }

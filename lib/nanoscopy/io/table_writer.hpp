@@ -13,7 +13,9 @@
 
 namespace nanoscopy {
 
-enum class ColumnType { u32, i32, f32, f64 };
+// The narrow and 64-bit integers carry other programs' columns with their own dtype (a
+// localization file's extra columns); values pass through double, exact to 2^53.
+enum class ColumnType { u32, i32, f32, f64, u8, i8, u16, i16, u64, i64 };
 
 struct Column {
   std::string name;                    // label as written (CSV header, HDF5 field name)

@@ -18,7 +18,7 @@ struct Group {
   std::int64_t first_frame = 0, last_frame = 0;
   double last_lp = 0;
   double wx = 0, wy = 0, wz = 0, sx_w = 0, sy_w = 0, sz_w = 0;
-  double photons = 0, bg = 0, sigma = 0, sigma_y = 0, net_gradient = 0, chi2 = 0;
+  double photons = 0, bg = 0, sigma = 0, sigma_y = 0, net_gradient = 0, chi2 = 0, likelihood = 0, iterations = 0;
   std::int32_t n = 0;
   bool two_widths = false;
   std::int64_t cell = 0;
@@ -35,6 +35,8 @@ struct Group {
     two_widths = two_widths || l.sigma_y > 0;
     net_gradient += l.net_gradient;
     chi2 += l.chi2;
+    likelihood += l.likelihood;  // NaN (no likelihood) stays NaN
+    iterations += l.iterations;
     ++n;
     last_frame = l.frame;
     last_lp = std::isfinite(l.lpx) ? l.lpx : 0.0;
@@ -59,6 +61,8 @@ struct Group {
     l.sigma_y = two_widths ? sigma_y / n : 0.0;
     l.net_gradient = net_gradient / n;
     l.chi2 = chi2 / n;
+    l.likelihood = likelihood / n;
+    l.iterations = static_cast<std::int32_t>(std::nearbyint(iterations / n));
     l.status = FitStatus::converged_min_delta;
     l.len = static_cast<std::int32_t>(last_frame - first_frame + 1);
     l.n = n;

@@ -7,7 +7,7 @@
 // localization per frame); otherwise it starts a group. A group is
 // written as one localization: x, y (and z) the precision-weighted means
 // (weights 1/lp²), lpx, lpy (lpz) = 1/√Σ(1/lp²), photons summed, bg, σx, σy,
-// net_gradient and χ² averaged, frame = its first frame, len = last − first + 1,
+// net_gradient, χ², the log-likelihood and the iterations (rounded) averaged, frame = its first frame, len = last − first + 1,
 // n = its size (Picasso's len and n; ThunderSTORM's detections).
 #pragma once
 

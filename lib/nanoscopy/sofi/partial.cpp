@@ -145,7 +145,7 @@ void write_sofi_partial(const std::string& path, const SofiPartial& p) {
     if (!file.valid()) throw OutputError(path, "cannot create the partial file: " + h5::last_error());
     const hid_t f = file.get();
     w.attr(f, "format", std::string(kFormat));
-    w.attr(f, "stack_fingerprint", p.stack_fingerprint);
+    w.attr(f, "movie_fingerprint", p.stack_fingerprint);
     w.attr(f, "parameter_fingerprint", p.parameter_fingerprint);
     w.attr(f, "stack", p.stack_name);
     w.attr(f, "orders", join_ints(p.options.orders));
@@ -198,7 +198,8 @@ SofiPartial read_sofi_partial(const std::string& path) {
   if (H5Aexists(f, "format") <= 0 || r.text(f, "format") != kFormat)
     throw InputError(path, "not a sofi partial file (write one with sofi --partial)");
   SofiPartial p;
-  p.stack_fingerprint = r.text(f, "stack_fingerprint");
+  if (H5Aexists(f, "movie_fingerprint") <= 0) throw InputError(path, "made by an older version of nanoscopy: it records no whole-movie fingerprint (movie_fingerprint), so merge cannot tell which movie it was cut from; make the part again");
+  p.stack_fingerprint = r.text(f, "movie_fingerprint");
   p.parameter_fingerprint = r.text(f, "parameter_fingerprint");
   p.stack_name = r.text(f, "stack");
   p.options.orders = split_ints(r.text(f, "orders"), path);

@@ -21,7 +21,7 @@
 namespace nanoscopy {
 
 struct SofiPartial {
-  std::string stack_fingerprint;      // which stack (size, frames, shape, type, first/last frame bytes)
+  std::string stack_fingerprint;      // which movie: stack_fingerprint() of the whole stack (attribute movie_fingerprint)
   std::string parameter_fingerprint;  // which parameters (problem, block, pre-SMRE file)
   std::string stack_name;
   SofiProblemOptions options;

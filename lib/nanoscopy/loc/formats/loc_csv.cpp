@@ -69,6 +69,13 @@ std::array<bool, kCount> enabled_columns(const LocWriterContext& ctx) {
   on[kSigma2] = two_widths;
   on[kChi2] = on[kIterations] = on[kStatus] = ctx.fit_diagnostics;
   on[kDetections] = ctx.linked;
+  if (ctx.carried && !ctx.carried->fields.empty()) {  // a rewritten file: its own optional columns, no more
+    const CarriedMetadata& f = *ctx.carried;
+    on[kChi2] = f.has("chi2");
+    on[kIterations] = f.has("iterations");
+    on[kStatus] = f.has("status");
+    on[kDetections] = ctx.linked || f.has("n");
+  }
   return on;
 }
 
@@ -291,6 +298,32 @@ class ThunderstormReader final : public LocalizationReader {
     if (!has[static_cast<int>(Field::x)] || !has[static_cast<int>(Field::y)])
       throw InputError(path, "no x or y column in the CSV header (\"x [nm]\", \"y [nm]\")");
     has_status_ = has[static_cast<int>(Field::status)];
+    // The columns present, under Picasso's names (what a rewrite may write again; nothing else).
+    info_.carried.path = path;
+    for (const ColumnRole& role : roles_) {
+      const auto add = [&](const char* name, ColumnType type) { info_.carried.fields.push_back({name, type}); };
+      switch (role.field) {
+        case Field::frame: add("frame", ColumnType::u32); break;
+        case Field::x: add("x", ColumnType::f32); break;
+        case Field::y: add("y", ColumnType::f32); break;
+        case Field::z: add("z", ColumnType::f32); break;
+        case Field::sigma:  // a round fit's one width is Picasso's sx = sy
+          add("sx", ColumnType::f32);
+          if (!has[static_cast<int>(Field::sigma_y)]) add("sy", ColumnType::f32);
+          break;
+        case Field::sigma_y: add("sy", ColumnType::f32); break;
+        case Field::photons: add("photons", ColumnType::f32); break;
+        case Field::background: add("bg", ColumnType::f32); break;
+        case Field::lpx: add("lpx", ColumnType::f32); add("lpy", ColumnType::f32); break;
+        case Field::lpz: add("lpz", ColumnType::f32); break;
+        case Field::chi2: add("chi2", ColumnType::f32); break;
+        case Field::iterations: add("iterations", ColumnType::i32); break;
+        case Field::status: add("status", ColumnType::i32); break;
+        case Field::detections: add("n", ColumnType::u32); break;
+        case Field::ignored:
+        case Field::count: break;
+      }
+    }
   }
 
   std::int64_t rows() const override { return -1; }

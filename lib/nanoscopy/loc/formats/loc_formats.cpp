@@ -21,6 +21,7 @@ std::unique_ptr<LocalizationReader> open_thunderstorm_reader(const std::string& 
 // loc_picasso.cpp
 std::unique_ptr<LocalizationWriter> create_picasso_writer(const std::string& path, const LocWriterContext& ctx);
 std::unique_ptr<LocalizationReader> open_picasso_reader(const std::string& path, double pixel_size_nm);
+void read_picasso_extra_columns(const std::string& path, CarriedMetadata& carried);
 }  // namespace detail
 
 namespace {
@@ -121,7 +122,27 @@ LocalizationFile read_localization_file(const std::string& path, const LocReadOp
   if (reader->rows() > 0) file.locs.reserve(static_cast<std::size_t>(reader->rows()));
   std::vector<Localization> chunk;
   while (reader->read(chunk, std::size_t{1} << 16)) file.locs.insert(file.locs.end(), chunk.begin(), chunk.end());
+  if (file.format == LocFormat::picasso_hdf5) detail::read_picasso_extra_columns(path, file.carried);
   return file;
+}
+
+bool CarriedMetadata::has(const std::string& field) const {
+  return std::any_of(fields.begin(), fields.end(), [&](const Column& c) { return c.name == field; });
+}
+
+const ExtraColumn* CarriedMetadata::extra_column(const std::string& name) const {
+  for (const auto& column : extra)
+    if (column.name == name) return &column;
+  return nullptr;
+}
+
+void CarriedMetadata::keep_rows(const std::vector<bool>& keep) {
+  for (auto& column : extra) {
+    std::size_t out = 0;
+    for (std::size_t i = 0; i < column.values.size() && i < keep.size(); ++i)
+      if (keep[i]) column.values[out++] = column.values[i];
+    column.values.resize(out);
+  }
 }
 
 std::vector<Localization> read_localizations(const std::string& path, double pixel_size_nm) {
@@ -143,8 +164,13 @@ LocWriterContext writer_context(const StackInfo& info, const Camera& camera) {
 }
 
 LocWriterContext writer_context(const LocalizationFile& file, const std::string& program) {
+  if (!file.carried.uncarried.empty())
+    throw InputError(file.carried.path, "field '" + file.carried.uncarried.front() +
+                                            "' of /locs is not a number (string, array or half float): it cannot be "
+                                            "carried into the output, and would be lost");
   LocWriterContext c;
   c.camera.pixel_size_nm = file.pixel_size_nm > 0 ? file.pixel_size_nm : 100;
+  c.carried = &file.carried;
   double max_x = 0, max_y = 0;
   std::int64_t max_frame = 0;
   for (const auto& l : file.locs) {
@@ -158,6 +184,17 @@ LocWriterContext writer_context(const LocalizationFile& file, const std::string&
     c.linked = c.linked || l.n > 0;
   }
   c.elliptical = c.elliptical && !c.three_d;
+  // The fields the file has, not those its values suggest (a Picasso MLE file has iterations but no chi2 or
+  // status; a fit2d file's 2D rows have no z): a field the input did not have is never added.
+  if (!file.carried.fields.empty()) {
+    const auto& f = file.carried;
+    c.three_d = f.has("z");
+    c.elliptical = !c.three_d && f.has("sx") && f.has("sy") &&
+                   std::any_of(file.locs.begin(), file.locs.end(), [](const Localization& l) { return l.sigma_y > 0; });
+    c.likelihood = f.has("likelihood");
+    c.fit_diagnostics = f.has("chi2") || f.has("iterations") || f.has("status");
+    c.linked = f.has("n");
+  }
   c.width = file.width > 0 ? file.width : static_cast<std::int64_t>(std::ceil(max_x)) + 1;
   c.height = file.height > 0 ? file.height : static_cast<std::int64_t>(std::ceil(max_y)) + 1;
   c.frames = file.frames > 0 ? file.frames : max_frame + 1;

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <optional>
 #include <set>
 
 #include "nanoscopy/core/atomic_file.hpp"
@@ -77,10 +79,18 @@ class PicassoWriter final : public LocalizationWriter {
                                  std::to_string(ctx_.width) + " x " + std::to_string(ctx_.height) + ", " +
                                  std::to_string(ctx_.frames) + " frames)");
     check_yaml_context(path, ctx_);
+    if (ctx_.carried && !ctx_.carried->fields.empty()) {
+      table_ = create_hdf5_table_writer(path, "locs", plan_carried());
+      return;
+    }
     table_ = create_hdf5_table_writer(path, "locs", picasso_columns(ctx_.fit_diagnostics, ctx_.likelihood, ctx_.three_d, ctx_.linked));
   }
 
   void append(std::span<const Localization> locs) override {
+    if (!plan_.empty()) {
+      append_carried(locs);
+      return;
+    }
     rows_.clear();
     rows_.reserve(locs.size() * kCount);
     const auto width = static_cast<float>(ctx_.width);
@@ -151,10 +161,127 @@ class PicassoWriter final : public LocalizationWriter {
   }
 
  private:
+  // A column of a rewritten file: a known field (its value from the Localization) or an extra column.
+  enum class Source { frame, x, y, photons, sx, sy, bg, lpx, lpy, net_gradient, z, lpz, likelihood, chi2, iterations, status, len, n, extra };
+  struct Slot {
+    Source source = Source::extra;
+    const ExtraColumn* extra = nullptr;
+    bool integer = false;
+  };
+
+  // The input's columns in its order (carried dtypes), len and n added for a link.
+  std::vector<Column> plan_carried() {
+    static const std::pair<const char*, Source> known[] = {
+        {"frame", Source::frame}, {"x", Source::x}, {"y", Source::y}, {"photons", Source::photons},
+        {"sx", Source::sx}, {"sy", Source::sy}, {"bg", Source::bg}, {"lpx", Source::lpx}, {"lpy", Source::lpy},
+        {"net_gradient", Source::net_gradient}, {"z", Source::z}, {"lpz", Source::lpz},
+        {"likelihood", Source::likelihood}, {"chi2", Source::chi2}, {"iterations", Source::iterations},
+        {"status", Source::status}, {"len", Source::len}, {"n", Source::n}};
+    const CarriedMetadata& carried = *ctx_.carried;
+    std::vector<Column> columns;
+    const auto integer = [](ColumnType t) { return t != ColumnType::f32 && t != ColumnType::f64; };
+    for (const Column& field : carried.fields) {
+      Slot slot;
+      for (const auto& [name, source] : known)
+        if (field.name == name) slot.source = source;
+      if (slot.source == Source::extra) {
+        slot.extra = carried.extra_column(field.name);
+        if (!slot.extra) continue;  // not read (not carried by this reader)
+      }
+      slot.integer = integer(field.type);
+      has_[static_cast<int>(slot.source)] = true;
+      plan_.push_back(slot);
+      columns.push_back(field);
+    }
+    if (ctx_.linked)
+      for (const auto& [name, source] : {std::pair{"len", Source::len}, std::pair{"n", Source::n}})
+        if (!has_[static_cast<int>(source)]) {
+          has_[static_cast<int>(source)] = true;
+          plan_.push_back({source, nullptr, true});
+          columns.push_back({name, ColumnType::u32});
+        }
+    return columns;
+  }
+
+  double value_of(const Slot& slot, const Localization& l, std::size_t row) const {
+    switch (slot.source) {
+      case Source::frame: return static_cast<double>(l.frame);
+      case Source::x: return l.x;
+      case Source::y: return l.y;
+      case Source::photons: return l.photons;
+      case Source::sx: return l.sigma;
+      case Source::sy: return l.sy();
+      case Source::bg: return l.background;
+      case Source::lpx: return l.lpx;
+      case Source::lpy: return l.lpy;
+      case Source::net_gradient: return l.net_gradient;
+      case Source::z: return l.z;
+      case Source::lpz: return l.lpz;
+      case Source::likelihood: return l.likelihood;
+      case Source::chi2: return l.chi2;
+      case Source::iterations: return l.iterations;
+      case Source::status: return static_cast<int>(l.status);
+      case Source::len: return l.len;
+      case Source::n: return l.n;
+      case Source::extra:
+        if (row >= slot.extra->values.size())
+          throw OutputError(files_[0], "more rows than the carried column '" + slot.extra->name + "' holds");
+        return slot.extra->values[row];
+    }
+    return 0;
+  }
+
+  // Picasso's rules (lib.ensure_sanity) on the columns the file has, as stored.
+  void append_carried(std::span<const Localization> locs) {
+    rows_.clear();
+    rows_.reserve(locs.size() * plan_.size());
+    std::vector<double> row(plan_.size());
+    const auto has = [&](Source s) { return has_[static_cast<int>(s)]; };
+    for (const Localization& l : locs) {
+      const std::size_t index = next_row_++;
+      if (l.frame < 0 || l.frame >= ctx_.frames)
+        throw OutputError(files_[0], "localization in frame " + std::to_string(l.frame) + " outside the movie's " +
+                                         std::to_string(ctx_.frames) + " frames");
+      if (l.frame < last_frame_)
+        throw OutputError(files_[0], "localizations must arrive sorted by frame: frame " + std::to_string(l.frame) +
+                                         " after frame " + std::to_string(last_frame_));
+      last_frame_ = l.frame;
+      bool finite = true;
+      for (std::size_t c = 0; c < plan_.size(); ++c) {
+        row[c] = value_of(plan_[c], l, index);
+        if (!plan_[c].integer && tables_f32(c)) row[c] = static_cast<float>(row[c]);
+        finite = finite && (plan_[c].integer || std::isfinite(row[c]));
+      }
+      if (!finite) {
+        ++counts_.non_finite;
+        continue;
+      }
+      const double x = static_cast<float>(l.x), y = static_cast<float>(l.y);
+      if (!(x > 0 && y > 0 && x < static_cast<double>(ctx_.width) && y < static_cast<double>(ctx_.height))) {
+        ++counts_.outside_image;
+        continue;
+      }
+      if ((has(Source::lpx) && !(static_cast<float>(l.lpx) > 0)) || (has(Source::lpy) && !(static_cast<float>(l.lpy) > 0)) ||
+          (has(Source::photons) && !(static_cast<float>(l.photons) >= 0)) ||
+          (has(Source::sx) && !(static_cast<float>(l.sigma) >= 0))) {
+        ++counts_.negative;
+        continue;
+      }
+      rows_.insert(rows_.end(), row.begin(), row.end());
+      ++counts_.written;
+    }
+    table_->append(rows_);
+  }
+
+  bool tables_f32(std::size_t c) const { return table_->columns()[c].type == ColumnType::f32; }
+
   LocWriterContext ctx_;
   std::unique_ptr<TableWriter> table_;
   std::vector<double> rows_;
   std::int64_t last_frame_ = 0;
+  std::vector<Slot> plan_;
+  bool has_[static_cast<int>(Source::extra) + 1] = {};
+  std::size_t next_row_ = 0;
 };
 
 // ---- reading ----
@@ -197,6 +324,31 @@ constexpr const char* kFieldNames[kFieldCount] = {"frame", "x",    "y",         
                                                   "chi2",  "iterations", "status", "likelihood",
                                                   "z",     "lpz",  "len",        "n"};
 
+bool known_field(const std::string& name) {
+  return std::find(std::begin(kFieldNames), std::end(kFieldNames), name) != std::end(kFieldNames);
+}
+
+// A numeric member's dtype; nullopt for one a table cannot hold (strings, arrays, half floats).
+std::optional<ColumnType> picasso_column_type(hid_t type) {
+  const std::size_t size = H5Tget_size(type);
+  switch (H5Tget_class(type)) {
+    case H5T_INTEGER: {
+      const bool sign = H5Tget_sign(type) == H5T_SGN_2;
+      if (size == 1) return sign ? ColumnType::i8 : ColumnType::u8;
+      if (size == 2) return sign ? ColumnType::i16 : ColumnType::u16;
+      if (size == 4) return sign ? ColumnType::i32 : ColumnType::u32;
+      if (size == 8) return sign ? ColumnType::i64 : ColumnType::u64;
+      return std::nullopt;
+    }
+    case H5T_FLOAT:
+      if (size == 4) return ColumnType::f32;
+      if (size == 8) return ColumnType::f64;
+      return std::nullopt;
+    default:
+      return std::nullopt;
+  }
+}
+
 // /locs read in blocks of rows: the file stays open, and only one block of
 // converted rows is in memory besides the caller's chunk.
 class PicassoReader final : public LocalizationReader {
@@ -227,6 +379,7 @@ class PicassoReader final : public LocalizationReader {
     }
     for (int k : {kFieldFrame, kFieldX, kFieldY})
       if (!present_[k]) throw InputError(path, std::string("/locs has no '") + kFieldNames[k] + "' field");
+    record_fields(type.get());
     if (!h5::stores_its_data(dataset_.get()))
       throw InputError(path, "/locs declares " + std::to_string(rows_) +
                                  " rows but the file does not hold them (damaged or truncated file?)");
@@ -301,6 +454,26 @@ class PicassoReader final : public LocalizationReader {
     }
   }
 
+  // The members in the file's order with their dtype (carried by filter, link, undrift).
+  void record_fields(hid_t type) {
+    CarriedMetadata& carried = info_.carried;
+    carried.path = path_;
+    const int members = H5Tget_nmembers(type);
+    for (int m = 0; m < members; ++m) {
+      char* name = H5Tget_member_name(type, static_cast<unsigned>(m));
+      if (!name) throw InputError(path_, "cannot read the field names of /locs: " + h5::last_error());
+      const std::string field(name);
+      H5free_memory(name);
+      h5::Id member = h5::type(H5Tget_member_type(type, static_cast<unsigned>(m)));
+      const auto column_type = member.valid() ? picasso_column_type(member.get()) : std::nullopt;
+      if (!column_type) {
+        carried.uncarried.push_back(field);
+        continue;
+      }
+      carried.fields.push_back({field, *column_type});
+    }
+  }
+
   std::string path_;
   h5::Id file_, dataset_, space_, memory_type_;
   bool present_[kFieldCount] = {};
@@ -312,6 +485,27 @@ class PicassoReader final : public LocalizationReader {
 
 std::unique_ptr<LocalizationReader> open_picasso_reader(const std::string& path, double pixel_size_nm) {
   return std::make_unique<PicassoReader>(path, pixel_size_nm);
+}
+
+void read_picasso_extra_columns(const std::string& path, CarriedMetadata& carried) {
+  h5::silence_errors();
+  carried.extra.clear();
+  h5::Id fapl = h5::read_access_plist();
+  h5::Id file = h5::file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()));
+  h5::Id dataset = file.valid() ? h5::dataset(H5Dopen2(file.get(), "locs", H5P_DEFAULT)) : h5::Id{};
+  h5::Id space = dataset.valid() ? h5::space(H5Dget_space(dataset.get())) : h5::Id{};
+  if (!space.valid()) throw InputError(path, "cannot read /locs again: " + h5::last_error());
+  hsize_t rows = 0;
+  H5Sget_simple_extent_dims(space.get(), &rows, nullptr);
+  for (const Column& field : carried.fields) {
+    if (known_field(field.name)) continue;
+    ExtraColumn column{field.name, field.type, std::vector<double>(static_cast<std::size_t>(rows))};
+    h5::Id memory = h5::type(H5Tcreate(H5T_COMPOUND, sizeof(double)));
+    if (!memory.valid() || H5Tinsert(memory.get(), field.name.c_str(), 0, H5T_NATIVE_DOUBLE) < 0 ||
+        (rows > 0 && H5Dread(dataset.get(), memory.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, column.values.data()) < 0))
+      throw InputError(path, "cannot read field '" + field.name + "' of /locs: " + h5::last_error());
+    carried.extra.push_back(std::move(column));
+  }
 }
 
 }  // namespace nanoscopy::detail

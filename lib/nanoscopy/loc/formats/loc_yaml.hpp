@@ -23,7 +23,8 @@ std::string number_text(std::int64_t v);
 // provenance parameter is unnamed, repeated or clashes with a key the writer sets.
 void check_yaml_context(const std::string& path, const LocWriterContext& ctx);
 
-// The two YAML documents; OutputError naming `yaml_path` when they cannot be formatted.
+// The two YAML documents, or with ctx.carried's documents those and one of the step
+// (loc_formats.hpp); OutputError naming `yaml_path` when they cannot be formatted.
 std::string localization_yaml_text(const LocWriterContext& ctx, const LocWriteCounts& counts,
                                    const std::string& yaml_path);
 
@@ -40,7 +41,8 @@ void finish_with_yaml(TableWriter& table, const std::string& table_path, const s
 void check_replaceable_yaml(const std::string& yaml_path, const std::string& path);
 
 // Width, Height, Frames (first document) and the latest Pixelsize of `yaml_path`
-// into `file`, when the file exists; InputError when it is not valid YAML.
+// into `file`, and every document as YAML text into file.carried.yaml (written
+// again by a rewrite), when the file exists; InputError when it is not valid YAML.
 void read_localization_yaml(const std::string& yaml_path, LocalizationFile& file);
 
 }  // namespace nanoscopy::detail
