@@ -37,5 +37,7 @@ void finish_with_yaml(TableWriter& table, const std::string& table_path, const s
 // Width, Height, Frames (first document) and the latest Pixelsize of `yaml_path`
 // into `file`, when the file exists; InputError when it is not valid YAML.
 void read_localization_yaml(const std::string& yaml_path, LocalizationFile& file);
+// The largest Width or Height read_localization_yaml accepts (InputError naming the .yaml beyond it).
+inline constexpr std::int64_t kMaxYamlFrameSide = std::int64_t{1} << 20;
 
 }  // namespace nanoscopy::detail
