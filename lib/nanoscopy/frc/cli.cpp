@@ -160,7 +160,7 @@ ImagePair render_localizations(const std::string& path, const Params& params, co
       throw UsageError(params.source("FRC/field").describe(),
                        "a field of " + field + " camera pixels of " + number(s.pixel_size_nm) +
                            " nm renders at " + number(s.render_px_nm) + " nm/px to more than " +
-                           std::to_string(kMaxFrcRenderSide) + " pixels a side: give the camera frame (e.g. 256x256) "
+                           std::to_string(static_cast<int>(kMaxFrcRenderSide)) + " pixels a side: give the camera frame (e.g. 256x256) "
                            "or larger rendered pixels (--render-px)");
   } else if (file.width > 0 && file.height > 0) {
     s.width_px = file.width, s.height_px = file.height;
