@@ -172,6 +172,7 @@ void check_rows(const std::string& name, const std::vector<Row>& rows) {
     const auto before = snapshot(f.root.path());
     const auto r = run_tool(name, "--quiet " + row.args);
     check_one_line_error(r, name, row.code, row.where, row.what);
+    CHECK(r.output.size() < 700);  // a huge value in the input is quoted by its head (clip_text.hpp)
     CHECK(snapshot(f.root.path()) == before);  // no output, no temporary file, inputs untouched
   }
 }
@@ -549,4 +550,131 @@ TEST_CASE("NaN and Inf pixels: fit2d detects no spot near them and writes only f
   fs::remove(f.out / "clean.csv");
   fs::remove(f.out / "clean.yaml");
   CHECK(fs::is_empty(f.out));
+}
+
+namespace {
+
+// `text` with `from` (which must occur) replaced by `to`.
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE_MESSAGE(at != std::string::npos, from);
+  return text.replace(at, from.size(), to);
+}
+
+std::string repeat(const std::string& s, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("hostile inputs (issue 24): deep expressions and files, absurd grids, maps and metadata, per tool") {
+  auto& f = fixtures();
+  const fs::path d = f.in / "hostile";
+  fs::create_directories(d);
+  const fs::path h5 = d / "l.hdf5", csv = d / "c.csv";
+  require_ok(run_tool("fit2d", "--quiet " + q(f.movie) + " -o " + q(h5)));
+  require_ok(run_tool("fit2d", "--quiet " + q(f.movie) + " -o " + q(csv)));
+  const std::string yaml = read_file(d / "l.yaml");
+  // A row in frame 9 of a file whose metadata says 3 frames; a camera frame 1e8 pixels wide.
+  fs::copy_file(h5, d / "beyond.hdf5");
+  write_file(d / "beyond.yaml", replaced(yaml, "Frames: 10", "Frames: 3"));
+  fs::copy_file(h5, d / "wide.hdf5");
+  write_file(d / "wide.yaml", replaced(yaml, "Width: 32", "Width: 100000000"));
+  // A CSV whose frame value in the first row is 20 MB long.
+  {
+    const std::string text = read_file(csv);
+    const auto eol = text.find('\n'), eol2 = text.find('\n', eol + 1);
+    const std::string header = text.substr(0, eol), row = text.substr(eol + 1, eol2 - eol - 1);
+    std::vector<std::string> labels, fields;
+    for (std::size_t s = 0, e = 0; e != std::string::npos; s = e + 1) labels.push_back(header.substr(s, (e = header.find(',', s)) - s));
+    for (std::size_t s = 0, e = 0; e != std::string::npos; s = e + 1) fields.push_back(row.substr(s, (e = row.find(',', s)) - s));
+    REQUIRE(labels.size() == fields.size());
+    std::string bad = header + "\n";
+    for (std::size_t c = 0; c < fields.size(); ++c)
+      bad += (c ? "," : "") + (contains(labels[c], "frame") ? std::string(20'000'000, '9') + "z" : fields[c]);
+    write_file(d / "hugefield.csv", bad + "\n");
+    fs::copy_file(d / "c.yaml", d / "hugefield.yaml");
+  }
+  // A JSON parameter file nested 100,000 deep; a .prm value of 30 MB; the undrift grid pixel in a file.
+  write_file(d / "deep.json", repeat("{\"a\":", 100000) + "1" + std::string(100000, '}'));
+  write_file(d / "huge.prm", "subsection Undrift\n  set pixel = " + std::string(30'000'000, '7') + "x\nend\n");
+  write_file(d / "tiny_pixel.prm", "subsection Undrift\n  set pixel = 1e-9\nend\n");
+  const std::string l = q(h5), c = q(csv), o = " -o " + q(f.out / "x.hdf5"), tif = " -o " + q(f.out / "r.tif");
+  const std::string maps = q(f.in / "huge_maps.h5"), frc = " --time-blocks 2 --json " + q(f.out / "frc.json");
+  const std::string parens = repeat("(", 10000) + "x" + repeat(")", 10000);
+  const std::string sqrts = repeat("sqrt(", 7000) + "x" + repeat(")", 7000);
+
+  check_rows("fit2d", {
+      // --where: bounded depth, unknown functions.
+      {"filter " + l + o + " --where '" + parens + "'", 2, "--where", "nests too deeply"},
+      {"filter " + l + o + " --where '" + sqrts + "'", 2, "--where", "nests too deeply"},
+      {"filter " + l + o + " --where 'x" + repeat(" + x", 5000) + " > 0'", 2, "--where", "nests too deeply"},
+      {"filter " + l + o + " --where 'foo(x) > 1'", 2, "--where", "unknown function 'foo' (functions: abs, sqrt)"},
+      // RCC grids: refused before any search, naming the option given (and the file's line).
+      {"undrift " + l + o + " --segment 5 --pixel 1e-9", 2, "--pixel", "needs a correlation grid of"},
+      {"undrift " + l + o + " --segment 5 --pixel 0.0001", 2, "--pixel", "give a grid pixel of at least"},
+      {"undrift " + l + o + " --segment 5 --max-drift 1e12", 2, "--max-drift", "or a smaller largest drift"},
+      {"--params " + q(d / "tiny_pixel.prm") + " undrift " + l + o + " --segment 5", 2, "tiny_pixel.prm:2",
+       "needs a correlation grid of"},
+      {"--pixel-size 100 " + q(f.movie) + o + " --undrift --undrift-segment 5 --undrift-pixel 1e-9", 2,
+       "--undrift-pixel", "needs a correlation grid of"},
+      {"--pixel-size 100 " + q(f.movie) + o + " --undrift --undrift-segment 5 --undrift-max-drift 1e12", 2,
+       "--undrift-max-drift", "needs a correlation grid of"},
+      // Parameter files: depth bounded, values quoted by their head.
+      {"--params " + q(d / "deep.json") + " " + q(f.movie) + o, 2, "deep.json:1", "nested deeper than 32 levels"},
+      {"--params " + q(d / "huge.prm") + " " + q(f.movie) + o, 2, "huge.prm:2", "\u2026' is not a valid real"},
+      // Sizes from a file checked before memory is allocated.
+      {"--estimator mle --camera-maps " + maps + " " + q(f.movie) + o, 3, "huge_maps.h5:/offset",
+       "the camera maps are 100000x100000 pixels but the frames of"},
+      // Metadata that contradicts the rows, or is absurd: the input file's fault (exit 3).
+      {"filter " + q(d / "beyond.hdf5") + o + " --where 'x > 0'", 3, "beyond.hdf5", "beyond the 3 frames"},
+      {"link " + q(d / "beyond.hdf5") + o, 3, "beyond.hdf5", "beyond the 3 frames"},
+      {"undrift " + q(d / "beyond.hdf5") + o + " --segment 5", 3, "beyond.hdf5", "beyond the 3 frames"},
+      {"filter " + q(d / "wide.hdf5") + o + " --where 'x > 0'", 3, "wide.yaml", "Width 100000000"},
+      {"render " + q(d / "wide.hdf5") + tif, 3, "wide.yaml", "Width 100000000"},
+      {"filter " + q(d / "hugefield.csv") + o + " --where 'x > 0'", 3, "hugefield.csv:2", "\u2026' is not a"},
+      // --color z on 2D localizations.
+      {"render " + l + tif + " --color z", 2, "--color z", "l.hdf5 holds 2D localizations"},
+      {"render " + c + tif + " --color z", 2, "--color z", "c.csv holds 2D localizations"},
+  });
+  check_rows("frc", {
+      {q(d / "beyond.hdf5") + frc, 3, "beyond.hdf5", "beyond the 3 frames"},
+      {q(d / "wide.hdf5") + frc, 3, "wide.yaml", "Width 100000000"},
+      {q(d / "hugefield.csv") + frc, 3, "hugefield.csv:2", "\u2026' is not a"},
+      {l + frc + " --field 1000000000x1000000000", 2, "--field", "more than 16384 pixels a side"},
+      {"--params " + q(d / "deep.json") + " " + l + frc, 2, "deep.json:1", "nested deeper than 32 levels"},
+  });
+  check_rows("smre", {{"--params " + q(d / "deep.json") + " " + q(f.movie) + tif, 2, "deep.json:1",
+                       "nested deeper than 32 levels"}});
+  check_rows("sofi", {{"--params " + q(d / "deep.json") + " " + q(f.movie) + tif, 2, "deep.json:1",
+                       "nested deeper than 32 levels"}});
+  check_rows("bench", {{"simulate movie --frames 5 --width 32 --height 24 -o " + q(f.out / "m.tif") +
+                            " --camera scmos --camera-maps " + maps,
+                        3, "huge_maps.h5:/offset", "the camera maps are 100000x100000 pixels but the frames of"}});
+
+  // fit2d link on rows out of frame order: linked as the sorted file is (no error).
+  {
+    const std::string text = read_file(csv);
+    const auto eol = text.find('\n');
+    std::vector<std::string> rows;
+    for (std::size_t s = eol + 1; s < text.size();) {
+      const auto e = text.find('\n', s);
+      rows.push_back(text.substr(s, e - s));
+      s = e + 1;
+    }
+    REQUIRE(rows.size() > 10);
+    std::string reversed = text.substr(0, eol + 1);
+    for (auto it = rows.rbegin(); it != rows.rend(); ++it) reversed += *it + "\n";
+    write_file(d / "unsorted.csv", reversed);
+    fs::copy_file(d / "c.yaml", d / "unsorted.yaml");
+    require_ok(run_tool("fit2d", "--quiet link " + c + " -o " + q(f.out / "sorted_link.csv")));
+    require_ok(run_tool("fit2d", "--quiet link " + q(d / "unsorted.csv") + " -o " + q(f.out / "unsorted_link.csv")));
+    CHECK(read_localizations((f.out / "unsorted_link.csv").string(), 100).size() ==
+          read_localizations((f.out / "sorted_link.csv").string(), 100).size());
+    for (const char* name : {"sorted_link.csv", "sorted_link.yaml", "unsorted_link.csv", "unsorted_link.yaml"})
+      fs::remove(f.out / name);
+  }
+  fs::remove_all(d);
 }

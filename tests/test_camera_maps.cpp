@@ -12,6 +12,7 @@
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/hdf5_images.hpp"
 #include "nanoscopy/sim/movie.hpp"
+#include "fuzz/h5_recipe.hpp"
 #include "support/test_support.hpp"
 
 using namespace nanoscopy;
@@ -155,4 +156,23 @@ TEST_CASE("camera maps: bad files are refused on one line naming the file") {
   CHECK(usage.where() == "--camera-maps");
   CHECK(contains(usage.what(), "expected one HDF5 file (maps.h5) or three"));
   CHECK(expect_error<UsageError>([&] { read_camera_maps(o + ",," + v); }).where() == "--camera-maps");
+}
+
+TEST_CASE("camera maps: sizes from the file are checked before the pixels are allocated") {
+  TempDir dir;
+  // 100000 x 100000 float32 maps (40 GB each) in a file of a few kB: chunked and never written.
+  const auto huge = (dir / "huge.h5").string();
+  nanoscopy::fuzz::h5recipe::write_file(huge, "data /offset f32 100000 100000\ndata /gain f32 100000 100000\n"
+                                              "data /variance f32 100000 100000\n");
+  REQUIRE(std::filesystem::file_size(huge) < 1'000'000);
+  // Against the movie's frames: named, before any allocation.
+  check_input_error([&] { read_camera_maps(huge, "--camera-maps", {32, 24, "movie.tif"}); }, "huge.h5:/offset",
+                    "are 100000x100000 pixels but the frames of movie.tif are 32x24");
+  // Without a movie: the size limit.
+  check_input_error([&] { read_camera_maps(huge); }, "huge.h5:/offset", "(at most 268435456 pixels)");
+  // The right size passes the check (and reads).
+  const auto maps = small_maps();
+  const auto ok = (dir / "ok.h5").string();
+  write_camera_maps_hdf5(ok, maps);
+  CHECK(read_camera_maps(ok, "--camera-maps", {maps.width, maps.height, "movie.tif"}).pixels() == maps.pixels());
 }

@@ -81,6 +81,53 @@ TEST_CASE("--where: one-line errors naming the option: unknown columns listed, s
   CHECK(contains(message("photons $ 3"), "unexpected '$'"));
   for (const std::string bad : {"photon > 3", "photons >", "(x", "x y"})
     CHECK(message(bad).find('\n') == std::string::npos);
+  // A call of a function that does not exist is not an unknown column.
+  const std::string function = message("foo(x) > 1");
+  CHECK(contains(function, "unknown function 'foo' (functions: abs, sqrt)"));
+  CHECK_FALSE(contains(function, "column"));
+  CHECK(contains(message("log (photons) > 1"), "unknown function 'log'"));
+}
+
+TEST_CASE("--where: nesting is bounded (no stack overflow in the parse or the evaluation)") {
+  const auto message = [](const std::string& expr) {
+    try {
+      WhereFilter f(expr, "--where");
+    } catch (const UsageError& e) {
+      CHECK(e.where() == "--where");
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const auto repeat = [](const std::string& s, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += s;
+    return out;
+  };
+  // The inputs that were a SIGSEGV: 10,000 parentheses, sqrt( 7,000 deep; and their kin.
+  const std::vector<std::string> deep = {
+      repeat("(", 10000) + "x" + repeat(")", 10000),
+      repeat("sqrt(", 7000) + "x" + repeat(")", 7000),
+      repeat("abs(", 7000) + "x",
+      repeat("not ", 20000) + "x",
+      repeat("!", 20000) + "x",
+      repeat("-", 20000) + "x",
+      "x" + repeat(" + x", 20000),      // left-deep by iteration: the evaluation would recurse 20,000 deep
+      "x" + repeat(" and x", 10000),
+      "x" + repeat(" * x", 20000),
+  };
+  for (const auto& expr : deep) {
+    CAPTURE(expr.substr(0, 40));
+    const std::string m = message(expr);
+    CHECK(contains(m, "nests too deeply (more than 256 levels"));
+    CHECK(m.size() < 400);  // the expression is quoted by its head only
+  }
+  CHECK(contains(message(repeat(" ", kMaxWhereLength) + "x"), "characters (at most 100000)"));
+  // Within the bounds: 100 parentheses, 200 terms and 100 functions parse and evaluate.
+  Localization l;
+  l.x = 2;
+  CHECK(WhereFilter(repeat("(", 100) + "x > 1" + repeat(")", 100), "--where").keeps(l));
+  CHECK(WhereFilter("x" + repeat(" + x", 199) + " == 400", "--where").keeps(l));
+  CHECK(WhereFilter(repeat("abs(", 100) + "x" + repeat(")", 100) + " == 2", "--where").keeps(l));
 }
 
 TEST_CASE("fit2d filter: our 3D file and Picasso's own file, the kept rows counted independently") {

@@ -80,9 +80,17 @@ TEST_CASE("link: one group per blink, weighted position, summed photons, len and
   gap[1].x = 10.5;
   CHECK(link_localizations(gap, LinkSettings{1.0, 1}).size() == 1);
   CHECK(link_localizations(gap, LinkSettings{0.2, 1}).size() == 2);
-  // Unsorted input is refused.
+  // Unsorted input is linked as if sorted by frame (stably), and group_of still indexes the input.
+  const auto sorted_result = link_localizations(gap, LinkSettings{1.0, 1});
   std::swap(gap[0], gap[1]);
-  CHECK_THROWS_AS(link_localizations(gap, LinkSettings{}), UsageError);
+  std::vector<std::int64_t> group_of;
+  const auto unsorted_result = link_localizations(gap, LinkSettings{1.0, 1}, &group_of);
+  REQUIRE(unsorted_result.size() == sorted_result.size());
+  CHECK(unsorted_result[0].len == sorted_result[0].len);
+  CHECK(unsorted_result[0].x == doctest::Approx(sorted_result[0].x));
+  REQUIRE(group_of.size() == gap.size());
+  for (const std::int64_t g : group_of) CHECK(g == 0);
+  CHECK_THROWS_AS(link_localizations(gap, LinkSettings{1.0, -1}), UsageError);
 }
 
 TEST_CASE("fit2d link: Picasso's own file in, len and n out (read back from HDF5 and as ThunderSTORM's detections)") {

@@ -2,6 +2,7 @@
 // validation with suggestions, command-line precedence and print round trips.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -520,4 +521,50 @@ TEST_CASE("every file in params/ parses; the smre ones resolve with the smre sch
     if (stem == "frc") CHECK_NOTHROW(frc_schema().resolve(tree));
   }
   CHECK(files >= 2);
+}
+
+TEST_CASE("hostile parameter files: deep nesting refused at once, huge values quoted by their head") {
+  const Schema s = smre_schema();
+  SUBCASE("JSON objects 100,000 deep: a UsageError naming the file, in milliseconds, on a short line") {
+    std::string deep;
+    for (int i = 0; i < 100000; ++i) deep += "{\"a\":";
+    deep += "1";
+    deep += std::string(100000, '}');
+    const auto start = std::chrono::steady_clock::now();
+    const UsageError e = expect_error<UsageError>([&] { json(deep); });
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK(seconds < 2.0);  // 48 s before the depth bound
+    CHECK(e.where() == "f.json:1");
+    CHECK(contains(e.what(), "nested deeper than 32 levels"));
+    CHECK(e.message().size() < 300);
+    // 32 levels below the top are still read.
+    std::string ok;
+    for (int i = 0; i < 33; ++i) ok += "{\"a\":";
+    ok += "1" + std::string(33, '}');
+    CHECK(json(ok).size() == 1);
+  }
+  SUBCASE(".prm subsections 1,000 deep") {
+    std::string deep;
+    for (int i = 0; i < 1000; ++i) deep += "subsection a\n";
+    check_error([&] { prm(deep); }, "f.prm:33", "nested deeper than 32 levels");
+  }
+  SUBCASE("a 30 MB value, key or line is quoted by its first 200 characters and an ellipsis") {
+    const std::string huge(30'000'000, '7');
+    const UsageError value = expect_error<UsageError>([&] {
+      s.resolve(prm("subsection input data\n  set sigma = x" + huge + "\nend\n"));
+    });
+    CHECK(value.message().size() < 400);
+    CHECK(contains(value.what(), "'x" + std::string(199, '7') + "\u2026'"));
+    CHECK(contains(value.what(), "is not a valid real for 'input data/sigma'"));
+    const UsageError key = expect_error<UsageError>([&] { s.resolve(prm("set k" + huge + " = 1\n")); });
+    CHECK(key.message().size() < 400);
+    CHECK(contains(key.what(), "unknown parameter 'k777"));
+    const UsageError line = expect_error<UsageError>([&] { prm("nonsense" + huge + "\n"); });
+    CHECK(line.message().size() < 400);
+    const UsageError item = expect_error<UsageError>([&] { json("{\"a\": [\"1," + huge + "\"]}"); });
+    CHECK(item.message().size() < 400);
+    const UsageError duplicate =
+        expect_error<UsageError>([&] { json("{\"k" + huge + "\": 1, \"k" + huge + "\": 2}"); });
+    CHECK(duplicate.message().size() < 400);
+  }
 }

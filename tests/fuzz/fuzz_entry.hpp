@@ -10,6 +10,7 @@
 // ...), or a Violation (a reader's result that breaks its own contract).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -20,11 +21,16 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "h5_recipe.hpp"
 #include "nanoscopy/cluster/part_file.hpp"
+#include "nanoscopy/core/astigmatism.hpp"
+#include "nanoscopy/core/camera_maps.hpp"
+#include "nanoscopy/core/frame_size.hpp"
+#include "nanoscopy/loc/filter/where.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/loc/formats/loc_formats.hpp"
@@ -239,6 +245,60 @@ inline void run_sofi_partial(std::string_view data, const fs::path& dir) {
   merge_sofi_partials({path.string()}, 1);
 }
 
+// ---- the --where expression (fit2d filter) ----
+
+// Parses the input as an expression and evaluates it on a few rows, among them NaN and infinite values.
+inline void run_where(std::string_view data, const fs::path&) {
+  const WhereFilter filter(std::string(data), "--where");
+  Localization rows[3];
+  rows[1].x = rows[1].photons = std::numeric_limits<double>::quiet_NaN();
+  rows[2].y = rows[2].lpx = std::numeric_limits<double>::infinity();
+  rows[2].frame = -7;
+  for (const Localization& l : rows) static_cast<void>(filter.keeps(l));
+  if (filter.expression() != data) throw Violation("WhereFilter changed its expression");
+}
+
+// ---- the astigmatic 3D calibration (fit2d --calibration, bench simulate movie --calibration) ----
+
+inline void run_calibration(std::string_view data, const fs::path& dir) {
+  const fs::path path = dir / "calibration.json";
+  write_file(path, data);
+  const AstigmaticCalibration c = read_astigmatic_calibration(path.string());
+  // validate()'s contract: positive widths over the calibrated range.
+  for (int k = 0; k <= 8; ++k) {
+    const double z = c.z_min_nm + (c.z_max_nm - c.z_min_nm) * k / 8.0;
+    if (!(c.sigma_x_nm(z) > 0) || !(c.sigma_y_nm(z) > 0))
+      throw Violation("an accepted calibration has a width that is not positive at z = " + std::to_string(z));
+  }
+  // and its file round trip.
+  const AstigmaticCalibration again = [&] {
+    write_astigmatic_calibration((dir / "again.json").string(), c);
+    return read_astigmatic_calibration((dir / "again.json").string());
+  }();
+  if (to_json(again) != to_json(c)) throw Violation("a calibration changes when written and read back");
+}
+
+// ---- sCMOS camera maps (fit2d --camera-maps, bench simulate movie --camera-maps) ----
+
+// "WxH" (the movie's frame size; 16x16 when absent or above 2048 a side), kSplit, then the HDF5 file with
+// /offset, /gain and /variance. The tools always know the frame size; a map of another size is refused
+// before its pixels are read.
+inline void run_camera_maps(std::string_view data, const fs::path& dir) {
+  const auto [frame_text, hdf5] = split_input(data);
+  std::int64_t width = 16, height = 16;
+  if (const auto size = parse_frame_size(frame_text); size && size->first <= 2048 && size->second <= 2048)
+    std::tie(width, height) = *size;
+  const fs::path path = dir / "maps.h5";
+  write_hdf5(path, hdf5);
+  const CameraMaps maps = read_camera_maps(path.string(), "--camera-maps", {width, height, "the movie"});
+  if (maps.width != width || maps.height != height || maps.pixels() != static_cast<std::int64_t>(maps.gain.size()))
+    throw Violation("read_camera_maps returned maps of another size than the frames'");
+  // A ROI in the corner, as the fit converts it.
+  const std::int64_t w = std::min<std::int64_t>(width, 4), h = std::min<std::int64_t>(height, 4);
+  std::vector<float> adu(static_cast<std::size_t>(w * h), 200.0f), photons(adu.size()), shift(adu.size());
+  maps.to_photons(adu.data(), 0, 0, w, h, photons.data(), shift.data());
+}
+
 // ---- the table of targets ----
 
 using Entry = void (*)(std::string_view data, const fs::path& dir);
@@ -258,6 +318,9 @@ inline constexpr Target kTargets[] = {
     {"locs_picasso", run_locs_picasso},
     {"part_file", run_part_file},
     {"sofi_partial", run_sofi_partial},
+    {"where", run_where},
+    {"calibration", run_calibration},
+    {"camera_maps", run_camera_maps},
 };
 
 // The entry of a target by name; nullptr for an unknown name.

@@ -20,6 +20,8 @@
 
 #include "fuzz_entry.hpp"
 #include "nanoscopy/cluster/part_file.hpp"
+#include "nanoscopy/core/astigmatism.hpp"
+#include "nanoscopy/core/camera_maps.hpp"
 #include "nanoscopy/io/hdf5_util.hpp"
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/table_writer.hpp"
@@ -579,6 +581,46 @@ void peer_seeds(const fs::path& peers) {
   }
 }
 
+// ---- --where expressions, calibrations, camera maps ----
+
+void where_seeds() {
+  const char* expressions[] = {
+      "photons > 500 and lpx < 0.1",
+      "abs(z) < 300 && sqrt(sx * sy) <= 1.5 || !(frame >= 100)",
+      "not (status != 0) or (net_gradient - bg) / photons == -1.5e-3",
+      "ellipticity < .2 and chi2 > 0 and iterations < 50 and likelihood != 0 and lpz < 20 and y > x",
+      "((((x))))+-(-y)*2",
+  };
+  int k = 0;
+  for (const char* e : expressions) fuzz::write_file(seed("where", "expr" + std::to_string(k++)), e);
+}
+
+void calibration_seeds() {
+  AstigmaticCalibration c = default_astigmatic_calibration(100);
+  fuzz::write_file(seed("calibration", "default.json"), to_json(c));
+  c.x.a = 0.02;
+  c.y.b = -0.01;
+  c.z_min_nm = -450;
+  c.z_max_nm = 380;
+  c.pixel_size_nm = 108;
+  fuzz::write_file(seed("calibration", "higher_order.json"), to_json(c));
+}
+
+void camera_map_seeds(const fs::path& work) {
+  CameraMaps m;
+  m.width = 6;
+  m.height = 4;
+  for (std::int64_t i = 0; i < m.pixels(); ++i) {
+    m.offset.push_back(100.0f + static_cast<float>(i));
+    m.gain.push_back(2.0f + 0.01f * static_cast<float>(i));
+    m.variance.push_back(4.0f + static_cast<float>(i % 3));
+  }
+  const fs::path maps = work / "maps.h5";
+  write_camera_maps_hdf5(maps.string(), m, "nanoscopy fuzz seeds");
+  fuzz::write_file(seed("camera_maps", "maps_6x4"), "6x4" + std::string(fuzz::kSplit) + slurp(maps));
+  fuzz::write_file(seed("camera_maps", "maps_other_frame"), "8x8" + std::string(fuzz::kSplit) + slurp(maps));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -597,8 +639,11 @@ int main(int argc, char** argv) {
     loc_seeds(work);
     part_seeds();
     sofi_seeds();
+    where_seeds();
+    calibration_seeds();
+    camera_map_seeds(work);
     if (argc == 3) peer_seeds(argv[2]);
-    for (const char* target : {"hdf5", "locs_picasso", "part_file", "sofi_partial"}) hdf5_seeds_as_recipes(target, work);
+    for (const char* target : {"hdf5", "locs_picasso", "part_file", "sofi_partial", "camera_maps"}) hdf5_seeds_as_recipes(target, work);
     fs::remove_all(work);
   } catch (const std::exception& e) {
     std::cerr << "nanoscopy_fuzz_seeds: " << e.what() << "\n";

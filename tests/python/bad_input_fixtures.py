@@ -55,3 +55,8 @@ with h5py.File(p("complex.h5"), "w") as f:
     f["data"] = frames.astype(np.complex64)
 with h5py.File(p("strings.h5"), "w") as f:
     f["data"] = np.array([["a", "b"], ["c", "d"]], dtype=h5py.string_dtype())
+
+# Camera maps that say 100000 x 100000 pixels: chunked and never written, a few kB on disk (40 GB as floats).
+with h5py.File(p("huge_maps.h5"), "w") as f:
+    for name in ("offset", "gain", "variance"):
+        f.create_dataset(name, shape=(100000, 100000), dtype="f4", chunks=(64, 64))

@@ -100,7 +100,8 @@ void resolve_movie_options(MovieCliOptions& o) {
     if (o.camera_maps.empty()) {
       s.maps = std::make_shared<const CameraMaps>(simulate_camera_maps(s.width, s.height, s.seed));
     } else {
-      auto maps = read_camera_maps(o.camera_maps);
+      auto maps = read_camera_maps(o.camera_maps, "--camera-maps",
+                                   {s.width, s.height, "the movie to simulate (--width/--height)"});
       maps.check_frame_size(s.width, s.height, "the movie to simulate (--width/--height)");
       s.maps = std::make_shared<const CameraMaps>(std::move(maps));
     }

@@ -8,6 +8,7 @@
 #include "nanoscopy/commit.hpp"
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
+#include "nanoscopy/core/clip_text.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/progress.hpp"
 #include "nanoscopy/core/run_files.hpp"
@@ -16,11 +17,12 @@
 namespace nanoscopy {
 namespace {
 
-// Errors are one line, whatever a library put into the message.
+// Errors are one line, whatever a library put into the message, and of bounded length (clip_line,
+// clip_text.hpp): a huge value quoted somewhere never floods the terminal.
 std::string one_line(std::string text) {
   for (char& c : text)
     if (c == '\n' || c == '\r') c = ' ';
-  return text;
+  return clip_line(text);
 }
 
 }  // namespace
@@ -112,7 +114,7 @@ int ToolApp::run(int argc, char** argv, const std::function<void(ToolContext&)>&
   } catch (const CLI::CallForVersion& e) {
     return app_.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "%s: error: command line: %s (see %s --help)\n", tool_.c_str(), e.what(), tool_.c_str());
+    std::fprintf(stderr, "%s: error: command line: %s (see %s --help)\n", tool_.c_str(), one_line(e.what()).c_str(), tool_.c_str());
     return exit_code(ErrorKind::usage);
   }
 

@@ -13,7 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "nanoscopy/core/atomic_file.hpp"
+#include "nanoscopy/core/clip_text.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/json_nesting.hpp"
 #include "nanoscopy/core/run_files.hpp"
 
 namespace nanoscopy {
@@ -38,7 +40,7 @@ std::string json_message(const std::exception& e) {
     if (close != std::string::npos) m = m.substr(close + 2);
   }
   std::replace(m.begin(), m.end(), '\n', ' ');
-  return m;
+  return clip_text(m, 300);  // nlohmann quotes the last token read, which may be megabytes long
 }
 
 double number_at(const nlohmann::json& obj, const std::string& key, const std::string& name, const std::string& path,
@@ -48,7 +50,7 @@ double number_at(const nlohmann::json& obj, const std::string& key, const std::s
     if (fallback) return *fallback;
     throw InputError(path, "the key \"" + name + "\" is missing");
   }
-  if (!it->is_number()) throw InputError(path, "\"" + name + "\" must be a number, not " + it->dump());
+  if (!it->is_number()) throw InputError(path, "\"" + name + "\" must be a number, not " + clip_text(it->dump()));
   const double v = it->get<double>();
   if (!std::isfinite(v)) throw InputError(path, "\"" + name + "\" must be a finite number");
   return v;
@@ -269,12 +271,19 @@ void write_astigmatic_calibration(const std::string& path, const AstigmaticCalib
   write_file_atomically(path, to_json(c));
 }
 
+// The deepest nesting a calibration file may have (its own is 2).
+constexpr std::size_t kMaxCalibrationDepth = 16;
+
 AstigmaticCalibration read_astigmatic_calibration(const std::string& path) {
   plan_input(path, "the calibration");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "cannot open the calibration file");
   std::stringstream text;
   text << in.rdbuf();
+  // A calibration nests two levels; a value nested thousands deep would overflow the stack when quoted (dump).
+  if (const std::size_t depth = json_nesting_depth(text.str()); depth > kMaxCalibrationDepth)
+    throw InputError(path, "not a valid JSON calibration: values nested " + std::to_string(depth) + " deep (at most " +
+                               std::to_string(kMaxCalibrationDepth) + ")");
   nlohmann::json root;
   try {
     root = nlohmann::json::parse(text.str());
@@ -283,23 +292,23 @@ AstigmaticCalibration read_astigmatic_calibration(const std::string& path) {
   }
   if (!root.is_object()) throw InputError(path, "a calibration must be a JSON object");
   if (const auto it = root.find("format"); it != root.end() && *it != kFormatName)
-    throw InputError(path, "unknown format " + it->dump() + " (expected \"" + kFormatName + "\")");
+    throw InputError(path, "unknown format " + clip_text(it->dump()) + " (expected \"" + kFormatName + "\")");
   // The version this build reads; a file without one is read as version 1 (hand-written files).
   if (const auto it = root.find("version");
       it != root.end() && !(it->is_number_integer() && it->get<std::int64_t>() == kAstigmaticCalibrationVersion))
-    throw InputError(path, "calibration format version " + it->dump() + " is not supported (this build reads version " +
+    throw InputError(path, "calibration format version " + clip_text(it->dump()) + " is not supported (this build reads version " +
                                std::to_string(kAstigmaticCalibrationVersion) + ")");
   if (const auto it = root.find("model"); it != root.end() && *it != kModelName)
-    throw InputError(path, "unknown model " + it->dump() + " (expected \"" + kModelName + "\")");
+    throw InputError(path, "unknown model " + clip_text(it->dump()) + " (expected \"" + kModelName + "\")");
   if (const auto it = root.find("units"); it != root.end() && *it != "nm")
-    throw InputError(path, "unknown units " + it->dump() + " (expected \"nm\")");
+    throw InputError(path, "unknown units " + clip_text(it->dump()) + " (expected \"nm\")");
   AstigmaticCalibration c;
   c.source = path;
   c.pixel_size_nm = number_at(root, "pixel_size_nm", "pixel_size_nm", path);
   const auto range = root.find("z_range_nm");
   if (range == root.end()) throw InputError(path, "the key \"z_range_nm\" ([low, high] in nm) is missing");
   if (!range->is_array() || range->size() != 2 || !(*range)[0].is_number() || !(*range)[1].is_number())
-    throw InputError(path, "\"z_range_nm\" must be two numbers [low, high] in nm, not " + range->dump());
+    throw InputError(path, "\"z_range_nm\" must be two numbers [low, high] in nm, not " + clip_text(range->dump()));
   c.z_min_nm = (*range)[0].get<double>();
   c.z_max_nm = (*range)[1].get<double>();
   c.x = curve_at(root, "x", path);

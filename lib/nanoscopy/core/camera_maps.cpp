@@ -1,5 +1,6 @@
 #include "nanoscopy/core/camera_maps.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -26,12 +27,19 @@ struct MapImage {
 std::string size_text(std::int64_t w, std::int64_t h) { return std::to_string(w) + "x" + std::to_string(h); }
 
 // One map: a 2-D image (a stack of exactly one frame).
-MapImage read_map(const std::string& spec, const std::string& where) {
+MapImage read_map(const std::string& spec, const std::string& where, const CameraMapFrame& frame) {
   auto reader = open_stack(spec);
   const auto& info = reader->info();
   if (info.frames != 1)
     throw InputError(where, "a camera map must be one 2-D image, but it holds " + std::to_string(info.frames) + " frames of " +
                                 size_text(info.width, info.height));
+  // Sizes from the file are checked before the pixels are allocated (a sparse 100000x100000 map is a small file).
+  if (frame.width > 0 && (info.width != frame.width || info.height != frame.height))
+    throw InputError(where, "the camera maps are " + size_text(info.width, info.height) + " pixels but the frames of " +
+                                frame.movie + " are " + size_text(frame.width, frame.height));
+  if (info.width <= 0 || info.height <= 0 || info.width > kMaxCameraMapPixels / std::max<std::int64_t>(info.height, 1))
+    throw InputError(where, "a camera map of " + size_text(info.width, info.height) + " pixels (at most " +
+                                std::to_string(kMaxCameraMapPixels) + " pixels)");
   MapImage m{info.width, info.height, std::vector<float>(static_cast<std::size_t>(info.pixels_per_frame())), where};
   reader->read_float(0, 1, m.pixels.data());
   return m;
@@ -122,7 +130,7 @@ void CameraMaps::to_photons(const std::uint16_t* adu, std::int64_t x0, std::int6
   convert_roi(*this, adu, x0, y0, roi_width, roi_height, photons, variance_shift);
 }
 
-CameraMaps read_camera_maps(const std::string& spec, const std::string& option) {
+CameraMaps read_camera_maps(const std::string& spec, const std::string& option, const CameraMapFrame& frame) {
   const auto parts = split_commas(spec);
   for (const auto& part : parts) plan_input(part, "the camera maps (" + option + ")");
   std::array<MapImage, 3> images;
@@ -134,13 +142,13 @@ CameraMaps read_camera_maps(const std::string& spec, const std::string& option) 
     if (!has_hdf5_signature(spec))
       throw InputError(spec, "not an HDF5 file: camera maps are one HDF5 file with /offset, /gain and /variance, "
                              "or three files given as offset.tif,gain.tif,variance.tif");
-    for (std::size_t k = 0; k < 3; ++k) images[k] = read_map(spec + ":/" + names[k], spec + ":/" + names[k]);
+    for (std::size_t k = 0; k < 3; ++k) images[k] = read_map(spec + ":/" + names[k], spec + ":/" + names[k], frame);
   } else if (parts.size() == 3) {
     for (std::size_t k = 0; k < 3; ++k) {
       if (parts[k].empty())
         throw UsageError(option, "the " + std::string(names[k]) + " map's file is missing in '" + spec +
                                      "' (expected offset.tif,gain.tif,variance.tif)");
-      images[k] = read_map(parts[k], parts[k]);
+      images[k] = read_map(parts[k], parts[k], frame);
     }
   } else {
     throw UsageError(option, "'" + spec + "' names " + std::to_string(parts.size()) +

@@ -68,7 +68,15 @@ struct CameraMaps {
 // (TIFF, or HDF5 with a single 2-D dataset each). UsageError (where: `option`)
 // for a malformed spec; InputError naming the file for a missing file or
 // dataset, a map that is not one 2-D image, different sizes or bad values.
-CameraMaps read_camera_maps(const std::string& spec, const std::string& option = "--camera-maps");
+// Every map's size is checked before its pixels are allocated: against `frame` (the movie's frame
+// size, when width > 0; InputError naming the map's file and the movie) and against kMaxCameraMapPixels.
+inline constexpr std::int64_t kMaxCameraMapPixels = std::int64_t{1} << 28;
+struct CameraMapFrame {
+  std::int64_t width = 0, height = 0;  // 0: not known
+  std::string movie;                   // named in the message
+};
+CameraMaps read_camera_maps(const std::string& spec, const std::string& option = "--camera-maps",
+                            const CameraMapFrame& frame = {});
 
 // Writes the maps as one HDF5 file (float32 /offset, /gain, /variance, with a
 // "units" attribute each), atomically; OutputError naming `path` on failure.

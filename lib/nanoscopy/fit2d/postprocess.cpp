@@ -39,8 +39,12 @@ void check_fit2d_postprocess(const Fit2dPostprocess& steps, const Params& p, std
   };
   if (steps.undrift) {
     const ParamSource& source = p.source("Undrift/segment");
-    check_undrift_frames(undrift_step_settings(p), frames,
-                         source.file == "default" ? "--undrift-segment" : source.describe());
+    UndriftStepSettings undrift = undrift_step_settings(p);
+    for (RccOption* o : {&undrift.rcc_options.pixel, &undrift.rcc_options.max_grid, &undrift.rcc_options.max_drift})
+      if (!o->given) o->name = "--undrift-" + o->name.substr(2);  // this command line's spelling of a default
+    check_undrift_frames(undrift, frames, source.file == "default" ? "--undrift-segment" : source.describe());
+    // The grid of the drift and the grid pixel alone (the localizations' extent only adds to it), before the fit.
+    if (undrift.rcc()) check_rcc_grid(rcc_step_settings(undrift, pixel_size_nm, true), 0.0, "--undrift");
   }
   if (steps.link) {
     static_cast<void>(link_step_settings(p, pixel_size_nm));

@@ -89,11 +89,17 @@ void run_fit2d_render(const Fit2dRenderOptions& o, ToolContext& ctx, std::ostrea
   }
   Renderer renderer(s, make_render_engine(ctx.device, render_geometry(s)));
   std::int64_t total = 0;
+  bool has_z = false;  // 2D files (no z column) read z = 0
   while (reader->read(chunk, kChunkRows)) {
     total += static_cast<std::int64_t>(chunk.size());
+    if (color_z && !has_z)
+      has_z = std::any_of(chunk.begin(), chunk.end(), [](const Localization& l) { return l.z != 0 && std::isfinite(l.z); });
     renderer.add(chunk);
   }
   if (total == 0) throw InputError(o.input, "no localizations to render");
+  if (color_z && !has_z)
+    throw UsageError("--color z", o.input + " holds 2D localizations (no z column, or z = 0 in every row): "
+                                            "nothing to colour by z; render without --color z");
   const RenderedImage image = renderer.finish();
 
   const std::string png = render_png_path(o.output, o.png);

@@ -209,7 +209,7 @@ Fit2dSetup fit2d_setup(const Params& p, const StackInfo& info, const std::string
   if (!maps.empty()) {
     if (settings.fit.estimator == Estimator::lsq)
       throw UsageError("--camera-maps", "camera maps need --estimator wlsq or mle (lsq fits the ADU as they are)");
-    auto read = std::make_shared<CameraMaps>(read_camera_maps(maps, maps_where));
+    auto read = std::make_shared<CameraMaps>(read_camera_maps(maps, maps_where, {info.width, info.height, info.path}));
     read->check_frame_size(info.width, info.height, info.path);
     settings.camera_maps = std::move(read);
   }

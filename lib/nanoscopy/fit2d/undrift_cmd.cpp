@@ -24,6 +24,15 @@ double rms_nm(const std::vector<double>& v, double pixel_nm) {
   return v.empty() ? 0.0 : std::sqrt(s / static_cast<double>(v.size())) * pixel_nm;
 }
 
+// How the user gave `path`: the option as typed ("--undrift-pixel"), the file's line, or `fallback` (default).
+RccOption rcc_option(const Params& p, const std::string& path, const std::string& fallback) {
+  const ParamSource& source = p.source(path);
+  if (source.file == "default") return {fallback, false};
+  const std::string command_line = "command line ";
+  if (source.file.rfind(command_line, 0) == 0) return {source.file.substr(command_line.size()), true};
+  return {source.describe(), true};
+}
+
 }  // namespace
 
 UndriftStepSettings undrift_step_settings(const Params& p) {
@@ -35,6 +44,9 @@ UndriftStepSettings undrift_step_settings(const Params& p) {
   s.max_drift_nm = p.get_real("Undrift/max drift");
   s.max_error_nm = p.get_real("Undrift/max error");
   s.smooth = p.get_int("Undrift/smooth");
+  s.rcc_options.pixel = rcc_option(p, "Undrift/pixel", "--pixel");
+  s.rcc_options.max_grid = rcc_option(p, "Undrift/max grid", "--max-grid");
+  s.rcc_options.max_drift = rcc_option(p, "Undrift/max drift", "--max-drift");
   // The schema's ranges hold these already; the checks here name the source for a caller that built Params
   // by other means.
   if (s.method != "rcc" && s.method != "fiducial" && s.method != "combined")
@@ -55,6 +67,8 @@ RccSettings rcc_step_settings(const UndriftStepSettings& us, double pixel_size_n
   s.max_drift_px = us.max_drift_nm / pixel_size_nm;
   s.max_error_px = us.max_error_nm / pixel_size_nm;
   s.quiet = quiet;
+  s.options = us.rcc_options;
+  s.camera_px_nm = pixel_size_nm;
   s.validate();
   return s;
 }

@@ -34,6 +34,7 @@ struct UndriftStepSettings {
   double max_error_nm = 0;     // 0: automatic
   std::int64_t smooth = 100;
   TrackSettings track;         // method fiducial or combined
+  RccOptions rcc_options;      // how pixel, max grid and max drift were given (for errors)
   bool rcc() const { return method != "fiducial"; }
   bool markers() const { return method != "rcc"; }
 };

@@ -149,6 +149,20 @@ ImagePair render_localizations(const std::string& path, const Params& params, co
     std::tie(s.width_px, s.height_px) = *size;
     if (nominal) throw UsageError("--field", path + " does not say its pixel size: give --pixel-size too");
     field_source = "--field";
+    // The picture this field makes, checked here so that the error names --field, not --render-px.
+    const auto number = [](double v) {
+      std::ostringstream t;
+      t << v;
+      return t.str();
+    };
+    const double scale = s.pixel_size_nm / s.render_px_nm;
+    const double w = static_cast<double>(s.width_px) * scale, h = static_cast<double>(s.height_px) * scale;
+    if (s.render_px_nm > 0 && !(w <= kMaxFrcRenderSide && h <= kMaxFrcRenderSide))
+      throw UsageError(params.source("FRC/field").describe(),
+                       "a field of " + field + " camera pixels of " + number(s.pixel_size_nm) +
+                           " nm renders at " + number(s.render_px_nm) + " nm/px to more than " +
+                           std::to_string(static_cast<int>(kMaxFrcRenderSide)) + " pixels a side: give the camera frame (e.g. 256x256) "
+                           "or larger rendered pixels (--render-px)");
   } else if (file.width > 0 && file.height > 0) {
     s.width_px = file.width, s.height_px = file.height;
     field_source = fs::path(yaml).filename().string();

@@ -50,11 +50,14 @@ LocRenderedPair render_time_block_halves(std::span<const Localization> locs, con
   const double scale = s.pixel_size_nm / s.render_px_nm;
   const double extent_x = s.width_px > 0 ? static_cast<double>(s.width_px) : max_x + 1.0;
   const double extent_y = s.height_px > 0 ? static_cast<double>(s.height_px) : max_y + 1.0;
-  out.width = static_cast<std::int64_t>(std::ceil(extent_x * scale));
-  out.height = static_cast<std::int64_t>(std::ceil(extent_y * scale));
-  if (out.width > 16384 || out.height > 16384)
-    throw UsageError("--render-px", "the rendered image would be " + std::to_string(out.width) + "x" +
-                                        std::to_string(out.height) + " px: choose larger rendered pixels");
+  // In double first: a position of 1e300 px must not overflow the cast.
+  const double wide = std::ceil(extent_x * scale), high = std::ceil(extent_y * scale);
+  if (!(wide <= kMaxFrcRenderSide && high <= kMaxFrcRenderSide))
+    throw UsageError("--render-px", "the rendered image would be " + std::to_string(static_cast<long long>(std::min(wide, 9e18))) +
+                                        "x" + std::to_string(static_cast<long long>(std::min(high, 9e18))) +
+                                        " px: choose larger rendered pixels");
+  out.width = static_cast<std::int64_t>(wide);
+  out.height = static_cast<std::int64_t>(high);
   out.width = std::max<std::int64_t>(out.width, 2);
   out.height = std::max<std::int64_t>(out.height, 2);
 

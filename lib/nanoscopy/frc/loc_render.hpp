@@ -46,8 +46,11 @@ struct LocRenderedPair {
 std::vector<float> render_histogram(std::span<const Localization> locs, const LocRenderSettings& settings,
                                     std::int64_t width, std::int64_t height);
 
+// The largest rendered image side.
+inline constexpr double kMaxFrcRenderSide = 16384;
+
 // Splits and renders. UsageError: P, R <= 0, K odd or < 2, a rendered image
-// above 16384 px a side; InputError (naming `source`): no localizations, fewer
+// above kMaxFrcRenderSide px a side; InputError (naming `source`): no localizations, fewer
 // frames than blocks.
 LocRenderedPair render_time_block_halves(std::span<const Localization> locs, const LocRenderSettings& settings,
                                          const std::string& source);

@@ -72,8 +72,11 @@ struct Group {
 
 }  // namespace
 
-std::vector<Localization> link_localizations(const std::vector<Localization>& locs, const LinkSettings& settings,
-                                             std::vector<std::int64_t>* group_of) {
+namespace {
+
+// link_localizations on rows sorted by frame.
+std::vector<Localization> link_sorted(const std::vector<Localization>& locs, const LinkSettings& settings,
+                                      std::vector<std::int64_t>* group_of) {
   if (group_of) group_of->assign(locs.size(), -1);
   if (settings.max_dark < 0) throw UsageError("--max-dark", "must be 0 or more frames");
   if (!(settings.radius_px != 0) || !std::isfinite(settings.radius_px))
@@ -96,9 +99,6 @@ std::vector<Localization> link_localizations(const std::vector<Localization>& lo
   std::int64_t frame = std::numeric_limits<std::int64_t>::min();
   for (std::size_t i = 0; i < locs.size(); ++i) {
     const Localization& l = locs[i];
-    if (l.frame < frame)
-      throw UsageError("link", "the localizations are not sorted by frame (frame " + std::to_string(l.frame) +
-                                   " after " + std::to_string(frame) + ")");
     if (l.frame != frame) {
       frame = l.frame;
       // Close the groups that can no longer continue.
@@ -149,6 +149,31 @@ std::vector<Localization> link_localizations(const std::vector<Localization>& lo
   std::vector<Localization> out;
   out.reserve(groups.size());
   for (const Group& g : groups) out.push_back(g.result());
+  return out;
+}
+
+}  // namespace
+
+std::vector<Localization> link_localizations(const std::vector<Localization>& locs, const LinkSettings& settings,
+                                             std::vector<std::int64_t>* group_of) {
+  if (std::is_sorted(locs.begin(), locs.end(),
+                     [](const Localization& a, const Localization& b) { return a.frame < b.frame; }))
+    return link_sorted(locs, settings, group_of);
+  // Rows out of frame order (a concatenated or hand-edited file): linked in the order of a stable sort by
+  // frame, which keeps the order of one frame's rows; group_of still indexes `locs`.
+  std::vector<std::size_t> order(locs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return locs[a].frame < locs[b].frame; });
+  std::vector<Localization> sorted;
+  sorted.reserve(locs.size());
+  for (const std::size_t i : order) sorted.push_back(locs[i]);
+  std::vector<std::int64_t> sorted_group;
+  std::vector<Localization> out = link_sorted(sorted, settings, group_of ? &sorted_group : nullptr);
+  if (group_of) {
+    group_of->assign(locs.size(), -1);
+    for (std::size_t k = 0; k < order.size(); ++k) (*group_of)[order[k]] = sorted_group[k];
+  }
   return out;
 }
 

@@ -28,7 +28,8 @@ struct LinkSettings {
   int max_dark = 1;  // frames an emitter may be missed and still continue its group
 };
 
-// `locs` sorted by frame (as our files and Picasso's are); UsageError otherwise.
+// `locs` in any order: rows out of frame order are linked as after a stable sort by frame (our files and
+// Picasso's are sorted already). UsageError for a bad radius or max dark.
 // The groups come out ordered by their first frame, then by their first
 // localization's position in `locs`.
 // `group_of` (optional) gets, for each localization of `locs`, the index of its group in the result

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "nanoscopy/core/clip_text.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/params/param_detail.hpp"
 #include "nanoscopy/params/params.hpp"
@@ -67,7 +68,10 @@ class TreeBuilder : public nlohmann::json_sax<nlohmann::json> {
 
   bool start_object(std::size_t) override {
     if (array_)
-      throw UsageError(at(key_line_), "'" + key_path() + "': an array may hold only numbers, strings and booleans");
+      throw UsageError(at(key_line_), quote_value(key_path()) + ": an array may hold only numbers, strings and booleans");
+    if (objects_.size() > param_detail::kMaxParamDepth)  // the top level, then at most kMaxParamDepth subsections
+      throw UsageError(at(current_line()),
+                       "objects nested deeper than " + std::to_string(param_detail::kMaxParamDepth) + " levels");
     if (objects_.empty()) {
       if (started_) throw UsageError(at(current_line()), "more than one top-level value");
       started_ = true;
@@ -88,14 +92,14 @@ class TreeBuilder : public nlohmann::json_sax<nlohmann::json> {
     auto& seen = objects_.back().keys;
     const auto [it, inserted] = seen.emplace(value, key_line_);
     if (!inserted)
-      throw UsageError(where, "duplicate key '" + value + "' (already set on line " + std::to_string(it->second) + ")");
+      throw UsageError(where, "duplicate key " + quote_value(value) + " (already set on line " + std::to_string(it->second) + ")");
     key_ = value;
     return true;
   }
   bool start_array(std::size_t) override {
     if (objects_.empty()) throw UsageError(at(current_line()), "the top level must be an object ({...}), not an array");
     if (array_)
-      throw UsageError(at(key_line_), "'" + key_path() + "': an array may hold only numbers, strings and booleans");
+      throw UsageError(at(key_line_), quote_value(key_path()) + ": an array may hold only numbers, strings and booleans");
     array_ = true;
     items_.clear();
     return true;
@@ -113,7 +117,7 @@ class TreeBuilder : public nlohmann::json_sax<nlohmann::json> {
     const auto colon = what.find(": ");
     if (colon != std::string::npos) what = what.substr(colon + 2);
     const std::size_t offset = position > 0 ? position - 1 : 0;
-    throw UsageError(at(line_of(offset)), "invalid JSON: " + what);
+    throw UsageError(at(line_of(offset)), "invalid JSON: " + clip_text(what, 300));  // quotes the last token
   }
 
   ParamTree finish() { return std::move(tree_); }
@@ -126,10 +130,10 @@ class TreeBuilder : public nlohmann::json_sax<nlohmann::json> {
 
   bool scalar(const std::string& text, bool valid) {
     if (objects_.empty()) throw UsageError(at(current_line()), "the top level must be an object ({...})");
-    if (!valid) throw UsageError(at(key_line_), "'" + key_path() + "' is null (give it a value or leave it out)");
+    if (!valid) throw UsageError(at(key_line_), quote_value(key_path()) + " is null (give it a value or leave it out)");
     if (array_) {
       if (text.find(',') != std::string::npos)
-        throw UsageError(at(key_line_), "'" + key_path() + "': an array item may not contain ',' ('" + text + "')");
+        throw UsageError(at(key_line_), quote_value(key_path()) + ": an array item may not contain ',' (" + quote_value(text) + ")");
       items_.push_back(text);
     } else {
       add(text);

@@ -1,6 +1,7 @@
 // Internals shared by the parameter readers, the schema and the printers.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
@@ -11,6 +12,10 @@
 #include "nanoscopy/params/params.hpp"
 
 namespace nanoscopy::param_detail {
+
+// The most subsections one inside another in a parameter file (.prm or JSON): the schemas use two;
+// a file nested 100,000 deep is refused at once rather than parsed in quadratic time.
+inline constexpr std::size_t kMaxParamDepth = 32;
 
 std::string trim(std::string_view text);
 std::string to_lower(std::string_view text);

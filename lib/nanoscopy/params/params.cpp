@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "nanoscopy/core/clip_text.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/params/param_detail.hpp"
@@ -218,14 +219,14 @@ std::optional<std::string> canonical_value(const ParamSpec& spec, const std::str
 }
 
 std::string invalid_value_message(const ParamSpec& spec, const std::string& text) {
-  return "'" + text + "' is not a valid " + type_noun(spec.type) + " for '" + spec.path + "' (" + expectation(spec) +
+  return quote_value(text) + " is not a valid " + type_noun(spec.type) + " for '" + spec.path + "' (" + expectation(spec) +
          ")";
 }
 
 void check_name(const std::string& name, const char* what, const std::string& where) {
   if (name.empty()) throw UsageError(where, std::string("empty ") + what);
   if (name.find('/') != std::string::npos)
-    throw UsageError(where, std::string(what) + " '" + name + "' contains '/', which separates parameter paths");
+    throw UsageError(where, std::string(what) + " " + quote_value(name) + " contains '/', which separates parameter paths");
 }
 
 }  // namespace param_detail

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "nanoscopy/core/clip_text.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/params/param_detail.hpp"
 #include "nanoscopy/params/params.hpp"
@@ -38,9 +39,11 @@ class PrmReader {
     if (keyword == "subsection" || keyword == "SUBSECTION") {
       if (rest.empty()) throw UsageError(where, "'subsection' without a name (expected 'subsection NAME')");
       param_detail::check_name(rest, "subsection name", where);
+      if (open_.size() >= param_detail::kMaxParamDepth)
+        throw UsageError(where, "subsections nested deeper than " + std::to_string(param_detail::kMaxParamDepth) + " levels");
       open_.push_back({rest, line_no});
     } else if (keyword == "end" || keyword == "END") {
-      if (!rest.empty()) throw UsageError(where, "unexpected text after 'end': '" + rest + "'");
+      if (!rest.empty()) throw UsageError(where, "unexpected text after 'end': " + quote_value(rest));
       if (open_.empty()) throw UsageError(where, "'end' without an open subsection");
       open_.pop_back();
     } else if (keyword == "set" || keyword == "SET") {
@@ -53,19 +56,19 @@ class PrmReader {
       const auto [it, inserted] =
           tree_.emplace(path, ParamEntry{trim(rest.substr(eq + 1)), ParamSource{file_, line_no}});
       if (!inserted)
-        throw UsageError(where, "duplicate parameter '" + path + "' (already set on line " +
+        throw UsageError(where, "duplicate parameter " + quote_value(path) + " (already set on line " +
                                     std::to_string(it->second.source.line) + ")");
     } else {
       throw UsageError(
-          where, "cannot read '" + line + "' (expected 'subsection NAME', 'set KEY = VALUE', 'end' or a '#' comment)");
+          where, "cannot read " + quote_value(line) + " (expected 'subsection NAME', 'set KEY = VALUE', 'end' or a '#' comment)");
     }
   }
 
   ParamTree finish(bool in_continuation, int continuation_line) {
     if (in_continuation) throw UsageError(at(continuation_line), "the file ends inside a line continued with '\\'");
     if (!open_.empty())
-      throw UsageError(at(open_.back().line), "subsection '" + section_path(open_.size()) +
-                                                  "' opened on this line is never closed (missing 'end')");
+      throw UsageError(at(open_.back().line), "subsection " + quote_value(section_path(open_.size())) +
+                                                  " opened on this line is never closed (missing 'end')");
     return std::move(tree_);
   }
 

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "nanoscopy/core/clip_text.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/params/param_detail.hpp"
 #include "nanoscopy/params/params.hpp"
@@ -40,8 +41,8 @@ std::size_t typo_limit(std::size_t length) {
 std::string unknown_message(const Schema& schema, const std::string& path) {
   for (const auto& spec : schema.specs())
     if (spec.path.size() > path.size() && spec.path.compare(0, path.size(), path) == 0 && spec.path[path.size()] == '/')
-      return "'" + path + "' is a subsection, not a parameter (e.g. '" + spec.path + "')";
-  std::string message = "unknown parameter '" + path + "'";
+      return quote_value(path) + " is a subsection, not a parameter (e.g. '" + spec.path + "')";
+  std::string message = "unknown parameter " + quote_value(path);
   const std::string suggestion = schema.closest(path);
   if (suggestion.empty()) return message + " (--print-params lists the valid ones)";
   message += " (did you mean '" + suggestion + "'?";
@@ -153,6 +154,8 @@ const ParamSpec* Schema::find(const std::string& path) const {
 }
 
 std::string Schema::closest(const std::string& path) const {
+  // No name is this long: a huge key (a damaged file) is no typo, and its edit distances would take minutes.
+  if (path.size() > 256) return {};
   const std::string full = to_lower(path);
   const std::string key = to_lower(last_component(path));
   const ParamSpec* best = nullptr;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <functional>
 
+#include "nanoscopy/core/clip_text.hpp"
 #include "nanoscopy/core/error.hpp"
 
 namespace nanoscopy {
@@ -56,6 +57,7 @@ struct WhereFilter::Node {
   double value = 0;
   Column column;
   std::unique_ptr<Node> a, b;
+  int depth = 1;  // of the tree below and with this node (bounded by kMaxWhereDepth: eval recurses)
 
   double eval(const Localization& l) const {
     switch (kind) {
@@ -100,6 +102,9 @@ class Parser {
   Parser(const std::string& text, const std::string& where) : s_(text), where_(where) {}
 
   std::unique_ptr<Node> parse() {
+    if (s_.size() > kMaxWhereLength)
+      throw UsageError(where_, "the expression has " + std::to_string(s_.size()) + " characters (at most " +
+                                   std::to_string(kMaxWhereLength) + ")");
     auto n = parse_or();
     skip();
     if (i_ < s_.size()) fail("unexpected '" + s_.substr(i_, 1) + "'");
@@ -108,7 +113,25 @@ class Parser {
 
  private:
   [[noreturn]] void fail(const std::string& what) const {
-    throw UsageError(where_, what + " at character " + std::to_string(i_ + 1) + " of '" + s_ + "'");
+    throw UsageError(where_, what + " at character " + std::to_string(i_ + 1) + " of " + quote_value(s_));
+  }
+  // Recursion guard of the descent: one level per '(' or function, prefix operator or comparison.
+  struct Level {
+    explicit Level(Parser& p) : p_(p) {
+      if (++p_.level_ > kMaxWhereDepth)
+        p_.fail("the expression nests too deeply (more than " + std::to_string(kMaxWhereDepth) + " levels of parentheses, functions and operators)");
+    }
+    ~Level() { --p_.level_; }
+    Level(const Level&) = delete;
+    Level& operator=(const Level&) = delete;
+    Parser& p_;
+  };
+  // A node's depth; the tree's depth is bounded as the descent's is (a + a + … builds depth by iteration).
+  std::unique_ptr<Node> checked(std::unique_ptr<Node> n) {
+    n->depth = 1 + std::max(n->a ? n->a->depth : 0, n->b ? n->b->depth : 0);
+    if (n->depth > kMaxWhereDepth)
+      fail("the expression nests too deeply (more than " + std::to_string(kMaxWhereDepth) + " levels of parentheses, functions and operators)");
+    return n;
   }
   void skip() {
     while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
@@ -123,19 +146,19 @@ class Parser {
     i_ = end;
     return true;
   }
-  static std::unique_ptr<Node> binary(const std::string& op, std::unique_ptr<Node> a, std::unique_ptr<Node> b) {
+  std::unique_ptr<Node> binary(const std::string& op, std::unique_ptr<Node> a, std::unique_ptr<Node> b) {
     auto n = std::make_unique<Node>();
     n->kind = Node::Kind::binary;
     n->op = op;
     n->a = std::move(a);
     n->b = std::move(b);
-    return n;
+    return checked(std::move(n));
   }
-  static std::unique_ptr<Node> unary(Node::Kind kind, std::unique_ptr<Node> a) {
+  std::unique_ptr<Node> unary(Node::Kind kind, std::unique_ptr<Node> a) {
     auto n = std::make_unique<Node>();
     n->kind = kind;
     n->a = std::move(a);
-    return n;
+    return checked(std::move(n));
   }
 
   std::unique_ptr<Node> parse_or() {
@@ -149,6 +172,7 @@ class Parser {
     return n;
   }
   std::unique_ptr<Node> parse_not() {
+    const Level level(*this);
     skip();
     if (accept("not")) return unary(Node::Kind::logical_not, parse_not());
     if (s_.compare(i_, 2, "!=") != 0 && accept("!")) return unary(Node::Kind::logical_not, parse_not());
@@ -183,6 +207,7 @@ class Parser {
     }
   }
   std::unique_ptr<Node> parse_unary() {
+    const Level level(*this);
     if (accept("-")) return unary(Node::Kind::negate, parse_unary());
     skip();
     if (i_ >= s_.size()) fail("the expression ends early");
@@ -223,9 +248,12 @@ class Parser {
           n->column = col.get;
           return n;
         }
+      skip();
+      if (i_ < s_.size() && s_[i_] == '(')
+        throw UsageError(where_, "unknown function " + quote_value(name, 64) + " (functions: abs, sqrt)");
       std::string list;
       for (const auto& col : named_columns()) list += (list.empty() ? "" : ", ") + std::string(col.name);
-      throw UsageError(where_, "unknown column '" + name + "' (columns: " + list + ")");
+      throw UsageError(where_, "unknown column " + quote_value(name, 64) + " (columns: " + list + ")");
     }
     fail("unexpected '" + std::string(1, c) + "'");
   }
@@ -233,6 +261,7 @@ class Parser {
   const std::string& s_;
   std::string where_;
   std::size_t i_ = 0;
+  int level_ = 0;
 };
 
 }  // namespace

@@ -17,6 +17,7 @@
 // (a NaN comparison is false, as in Picasso's and pandas' filters).
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,10 +26,18 @@
 
 namespace nanoscopy {
 
+// Bounds on an expression: its length in characters, and its nesting (parentheses, functions,
+// prefix operators and chained binary operators each add a level), so that neither the
+// recursive parse nor the evaluation can run out of stack.
+inline constexpr std::size_t kMaxWhereLength = 100000;
+inline constexpr int kMaxWhereDepth = 256;
+
 class WhereFilter {
  public:
   // UsageError (where: `where`, e.g. "--where") on one line: a syntax error
-  // with its position, or an unknown column with the columns listed.
+  // with its position, an unknown column with the columns listed, an unknown
+  // function with the functions listed, or an expression longer or deeper
+  // than the bounds above.
   WhereFilter(const std::string& expression, const std::string& where);
   ~WhereFilter();
   WhereFilter(WhereFilter&&) noexcept;

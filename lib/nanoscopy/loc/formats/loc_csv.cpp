@@ -9,6 +9,7 @@
 #include <optional>
 #include <string_view>
 
+#include "nanoscopy/core/clip_text.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/io/table_writer.hpp"
@@ -233,11 +234,11 @@ ColumnRole column_role(const std::string& label, const std::string& path) {
     if (unit == "nm") return Unit::nm;
     if (unit == "px") return Unit::px;
     if (unit == "um" || unit == "\xC2\xB5m") return Unit::um;
-    throw InputError(path, "column '" + label + "': unsupported unit '" + unit + "' (nm, px or um)");
+    throw InputError(path, "column " + quote_value(label) + ": unsupported unit " + quote_value(unit) + " (nm, px or um)");
   };
   const auto photon_unit = [&]() {
     if (unit != "photon")
-      throw InputError(path, "column '" + label + "': only [photon] intensities can be read, not [" + unit + "]");
+      throw InputError(path, "column " + quote_value(label) + ": only [photon] intensities can be read, not [" + clip_text(unit) + "]");
     return Unit::none;
   };
   if (name == "frame") return {Field::frame, Unit::none};
@@ -290,7 +291,7 @@ class ThunderstormReader final : public LocalizationReader {
     for (const auto& label : labels_) {
       const ColumnRole role = column_role(label, path);
       if (role.field != Field::ignored && has[static_cast<int>(role.field)])
-        throw InputError(path, "column '" + label + "' appears twice");
+        throw InputError(path, "column " + quote_value(label) + " appears twice");
       has[static_cast<int>(role.field)] = true;
       roles_.push_back(role);
     }
@@ -380,12 +381,12 @@ class ThunderstormReader final : public LocalizationReader {
       if (role.field == Field::ignored) continue;
       const auto parsed = parse_number(fields_[c]);
       if (!parsed)
-        throw InputError(where(), "column '" + labels_[c] + "': '" + std::string(fields_[c]) + "' is not a number");
+        throw InputError(where(), "column " + quote_value(labels_[c]) + ": " + quote_value(fields_[c]) + " is not a number");
       const double v = *parsed;
       const auto whole = [&](double lo, double hi) {
         if (!(v >= lo && v <= hi) || v != std::floor(v))
-          throw InputError(where(), "column '" + labels_[c] + "': '" + std::string(fields_[c]) +
-                                        "' is not a whole number in [" + std::to_string(static_cast<std::int64_t>(lo)) +
+          throw InputError(where(), "column " + quote_value(labels_[c]) + ": " + quote_value(fields_[c]) +
+                                        " is not a whole number in [" + std::to_string(static_cast<std::int64_t>(lo)) +
                                         ", " + std::to_string(static_cast<std::int64_t>(hi)) + "]");
         return static_cast<std::int64_t>(v);
       };

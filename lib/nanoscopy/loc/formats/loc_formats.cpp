@@ -123,6 +123,13 @@ LocalizationFile read_localization_file(const std::string& path, const LocReadOp
   std::vector<Localization> chunk;
   while (reader->read(chunk, std::size_t{1} << 16)) file.locs.insert(file.locs.end(), chunk.begin(), chunk.end());
   if (file.format == LocFormat::picasso_hdf5) detail::read_picasso_extra_columns(path, file.carried);
+  // A row beyond the frames its metadata declares is the file's fault (not the output's, when it is written).
+  if (file.frames > 0)
+    for (std::size_t i = 0; i < file.locs.size(); ++i)
+      if (file.locs[i].frame >= file.frames)
+        throw InputError(path, "row " + std::to_string(i + 1) + " is in frame " + std::to_string(file.locs[i].frame) +
+                                   ", beyond the " + std::to_string(file.frames) + " frames of its metadata (" +
+                                   std::filesystem::path(detail::localization_yaml_path(path)).filename().string() + ")");
   return file;
 }
 

@@ -491,7 +491,7 @@ void read_picasso_extra_columns(const std::string& path, CarriedMetadata& carrie
   h5::silence_errors();
   carried.extra.clear();
   h5::Id fapl = h5::read_access_plist();
-  h5::Id file = h5::file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()));
+  h5::Id file = h5::file(H5Fopen(input_path(path, "the localizations").c_str(), H5F_ACC_RDONLY, fapl.get()));
   h5::Id dataset = file.valid() ? h5::dataset(H5Dopen2(file.get(), "locs", H5P_DEFAULT)) : h5::Id{};
   h5::Id space = dataset.valid() ? h5::space(H5Dget_space(dataset.get())) : h5::Id{};
   if (!space.valid()) throw InputError(path, "cannot read /locs again: " + h5::last_error());

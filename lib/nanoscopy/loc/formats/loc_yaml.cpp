@@ -236,6 +236,11 @@ void read_localization_yaml(const std::string& yaml_path, LocalizationFile& file
   };
   file.width = count(movie["Width"]);
   file.height = count(movie["Height"]);
+  // A camera frame, not a number that sizes a picture later: refused here, naming this file.
+  for (const auto& [key, value] : {std::pair{"Width", file.width}, std::pair{"Height", file.height}})
+    if (value > kMaxYamlFrameSide)
+      throw InputError(yaml_path, std::string(key) + " " + std::to_string(value) + " is not a camera frame's size (at most " +
+                                      std::to_string(kMaxYamlFrameSide) + " pixels)");
   file.frames = count(movie["Frames"]);
   // The latest processing step's Pixelsize wins (Picasso Localize writes it in its own document).
   for (auto it = documents.rbegin(); it != documents.rend() && file.pixel_size_nm == 0; ++it)

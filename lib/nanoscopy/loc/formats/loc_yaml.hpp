@@ -44,5 +44,7 @@ void check_replaceable_yaml(const std::string& yaml_path, const std::string& pat
 // into `file`, and every document as YAML text into file.carried.yaml (written
 // again by a rewrite), when the file exists; InputError when it is not valid YAML.
 void read_localization_yaml(const std::string& yaml_path, LocalizationFile& file);
+// The largest Width or Height read_localization_yaml accepts (InputError naming the .yaml beyond it).
+inline constexpr std::int64_t kMaxYamlFrameSide = std::int64_t{1} << 20;
 
 }  // namespace nanoscopy::detail

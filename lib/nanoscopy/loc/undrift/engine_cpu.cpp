@@ -174,12 +174,18 @@ class CpuCorrelationEngine final : public CorrelationEngine {
 }  // namespace
 
 std::int64_t correlation_fft_size(std::int64_t n) {
-  for (std::int64_t m = std::max<std::int64_t>(n, 1);; ++m) {
+  // A power of two is such a size: the search ends there. Beyond any plannable grid (validate_correlation_geometry
+  // refuses more than 32768) the power of two is the answer, so no input makes this loop long.
+  std::int64_t power = 1;
+  while (power < n && power < (std::int64_t{1} << 62)) power *= 2;
+  if (n > (std::int64_t{1} << 20)) return power;
+  for (std::int64_t m = std::max<std::int64_t>(n, 1); m < power; ++m) {
     std::int64_t r = m;
     for (std::int64_t p : {2, 3, 5, 7})
       while (r % p == 0) r /= p;
     if (r == 1) return m;
   }
+  return power;
 }
 
 void validate_correlation_geometry(const CorrelationGeometry& g, const std::string& where) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <thread>
 
 #include "nanoscopy/core/error.hpp"
@@ -19,10 +20,34 @@ struct Grid {
   CorrelationGeometry geometry;
 };
 
-Grid choose_grid(double xmin, double xmax, double ymin, double ymax, const RccSettings& s) {
+// A length in camera px as the user gave it: nm when the pixel size is known.
+std::string length_text(double px, const RccSettings& s) {
+  std::ostringstream t;
+  t.precision(4);
+  if (s.camera_px_nm > 0)
+    t << px * s.camera_px_nm << " nm";
+  else
+    t << px << " camera px";
+  return t.str();
+}
+
+// The grid side (before the FFT size) at grid pixel `pixel`, in double: no integer overflows on any input.
+double grid_side(double extent, double pixel, const RccSettings& s) {
+  const double pad = std::ceil(s.max_drift_px / pixel) + CorrelationPeak::radius + 1;
+  return std::max(std::ceil(extent / pixel) + 2 + pad, 2 * pad + 2);
+}
+
+Grid choose_grid(double xmin, double xmax, double ymin, double ymax, const RccSettings& s, const std::string& where) {
+  const double extent = std::max(xmax - xmin, ymax - ymin);
+  check_rcc_grid(s, extent, where);
   Grid g;
   g.pixel = s.pixel_px;
   for (int attempt = 0;; ++attempt) {
+    // Sizes are searched only once the grid is known to fit (≤ max_grid ≤ 32768 a side).
+    if (grid_side(extent, g.pixel, s) > static_cast<double>(s.max_grid) && attempt < kMaxGridCoarsenings) {
+      g.pixel *= 1.1;
+      continue;
+    }
     const auto pad = static_cast<std::int64_t>(std::ceil(s.max_drift_px / g.pixel)) + CorrelationPeak::radius + 1;
     // +2: the bilinear weights reach one pixel beyond a localization's own.
     const auto w = static_cast<std::int64_t>(std::ceil((xmax - xmin) / g.pixel)) + 2;
@@ -31,7 +56,7 @@ Grid choose_grid(double xmin, double xmax, double ymin, double ymax, const RccSe
     g.geometry.height = correlation_fft_size(std::max(h + pad, 2 * pad + 2));
     g.geometry.max_shift_px = pad - CorrelationPeak::radius - 1;
     g.geometry.blur_px = s.blur_px;
-    if (std::max(g.geometry.width, g.geometry.height) <= s.max_grid || attempt > 60) break;
+    if (std::max(g.geometry.width, g.geometry.height) <= s.max_grid || attempt >= kMaxGridCoarsenings) break;
     g.pixel *= 1.1;  // coarser until the grid fits max_grid
   }
   g.x0 = xmin;
@@ -51,12 +76,43 @@ void segment_points(std::span<const Localization> locs, std::span<const std::int
 
 }  // namespace
 
+void check_rcc_grid(const RccSettings& s, double extent, const std::string& where) {
+  const double coarsest = s.pixel_px * std::pow(1.1, kMaxGridCoarsenings);
+  const double side = grid_side(extent, coarsest, s);
+  const auto grid = static_cast<double>(s.max_grid);
+  if (side <= grid) return;
+  // The pixel that would fit: side(p) ≈ max(extent + D, 2 D) / p + the peak's margin.
+  const double margin = 2.0 * (CorrelationPeak::radius + 4);
+  const double needed = std::max(extent + s.max_drift_px, 2 * s.max_drift_px) / std::max(grid - margin, 1.0);
+  const bool drift_bound = 2 * s.max_drift_px >= extent + s.max_drift_px;
+  std::ostringstream what;
+  what.precision(4);
+  what << "a grid pixel of " << length_text(s.pixel_px, s) << " with a largest drift of "
+       << length_text(s.max_drift_px, s);
+  if (extent > 0) what << " over localizations spanning " << length_text(extent, s);
+  what << " needs a correlation grid of " << side << " pixels a side even at " << length_text(coarsest, s)
+       << " (the pixel grows at most " << std::pow(1.1, kMaxGridCoarsenings) << " times), more than the "
+       << s.max_grid << " of " << s.options.max_grid.name << ": give a grid pixel of at least "
+       << length_text(needed / std::pow(1.1, kMaxGridCoarsenings), s) << " (" << s.options.pixel.name << ")";
+  if (drift_bound) what << " or a smaller largest drift (" << s.options.max_drift.name << ")";
+  // Name the setting the user gave that is at fault: the drift's or the pixel's, first the one that
+  // bounds the grid; then the grid's; with defaults only, the drift, or the file whose extent it is.
+  const RccOption& first = drift_bound ? s.options.max_drift : s.options.pixel;
+  const RccOption& second = drift_bound ? s.options.pixel : s.options.max_drift;
+  for (const RccOption* o : {&first, &second, &s.options.max_grid})
+    if (o->given) throw UsageError(o->name, what.str());
+  if (drift_bound) throw UsageError(s.options.max_drift.name, what.str());
+  throw InputError(where, what.str());
+}
+
 void RccSettings::validate() const {
   if (segment_frames < 1) throw UsageError("--segment", "a segment must hold at least one frame");
-  if (!(pixel_px > 0.0) || !std::isfinite(pixel_px)) throw UsageError("--pixel", "the grid pixel must be > 0");
-  if (max_grid < 64) throw UsageError("--max-grid", "the grid must be at least 64 pixels a side");
+  if (!(pixel_px > 0.0) || !std::isfinite(pixel_px))
+    throw UsageError(options.pixel.name, "the grid pixel must be > 0");
+  if (max_grid < 64 || max_grid > 32768)
+    throw UsageError(options.max_grid.name, "the grid must be 64 to 32768 pixels a side");
   if (!(max_drift_px > 0.0) || !std::isfinite(max_drift_px))
-    throw UsageError("--max-drift", "the largest drift must be > 0");
+    throw UsageError(options.max_drift.name, "the largest drift must be > 0");
   if (!(blur_px >= 0.0) || !std::isfinite(blur_px)) throw UsageError("undrift", "the correlation blur must be ≥ 0");
 }
 
@@ -124,7 +180,7 @@ RccResult undrift_rcc(std::span<const Localization> locs, std::int64_t frames, c
     if (s.localizations > 0) s.time = frame_sum[static_cast<std::size_t>(k)] / static_cast<double>(s.localizations);
   }
 
-  const Grid grid = choose_grid(xmin, xmax, ymin, ymax, settings);
+  const Grid grid = choose_grid(xmin, xmax, ymin, ymax, settings, where);
   result.geometry = grid.geometry;
   result.grid_pixel_px = grid.pixel;
   std::unique_ptr<CorrelationEngine> engine =

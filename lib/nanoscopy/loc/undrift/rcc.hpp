@@ -38,6 +38,18 @@
 
 namespace nanoscopy {
 
+// How the user gave one RCC setting, for errors: the option or the parameter file's line.
+struct RccOption {
+  std::string name;    // "--pixel", "--undrift-pixel" or "params.json:12"
+  bool given = false;  // false: the default
+};
+struct RccOptions {
+  RccOption pixel{"--pixel"}, max_grid{"--max-grid"}, max_drift{"--max-drift"};
+};
+
+// The most times the grid pixel grows beyond RccSettings::pixel_px to fit max_grid (1.1^60, about 304).
+inline constexpr int kMaxGridCoarsenings = 60;
+
 struct RccSettings {
   std::int64_t segment_frames = 1000;  // Picasso's default segmentation
   // Grid pixel, camera px. A fifth of a camera pixel (26 nm at 130 nm): the
@@ -49,7 +61,12 @@ struct RccSettings {
   double blur_px = 1.0;          // σ of the Gaussian on the correlation, grid px
   double max_error_px = 0;       // pairs' residual limit, camera px; ≤ 0: 4 robust σ (rcc_solve.hpp)
   bool quiet = true;             // progress on stderr
-  // UsageError naming the option: segment_frames < 1, pixel ≤ 0, max_grid < 64, max drift ≤ 0, blur < 0.
+  RccOptions options;            // the settings' names in errors
+  double camera_px_nm = 0;       // nm per camera px, for errors in nm (0: they say camera px)
+  // UsageError naming the option: segment_frames < 1, pixel ≤ 0, max_grid outside [64, 32768], max drift ≤ 0,
+  // blur < 0. undrift_rcc also refuses, before any allocation or search, a pixel and max drift whose grid
+  // cannot fit max_grid even at kMaxGridCoarsenings coarsenings (UsageError naming the option the user gave,
+  // or InputError naming the file when only the localizations' extent is at fault).
   void validate() const;
 };
 
@@ -71,6 +88,12 @@ struct RccResult {
   std::string engine;
   std::size_t spectrum_bytes = 0;
 };
+
+// Refuses, before any search or allocation, settings whose correlation grid cannot fit max_grid for
+// localizations spanning `extent_px` camera px (0: the drift and the pixel alone), even at the coarsest
+// pixel allowed: UsageError naming the option the user gave (RccSettings::options), or InputError naming
+// `where` when the settings are defaults and the localizations' extent alone is at fault.
+void check_rcc_grid(const RccSettings& settings, double extent_px, const std::string& where);
 
 // Makes the engine for the grid the run chose (the registry's make_correlation_engine, or the CPU engine).
 using CorrelationEngineFactory = std::function<std::unique_ptr<CorrelationEngine>(const CorrelationGeometry&)>;
