@@ -145,7 +145,9 @@ TEST_CASE("the order-n kernel and mass of the pixel-integrated PSF") {
   }
 }
 
-TEST_CASE("balanced SOFI recovers the on-time ratio and brightness of exponential blinking at the emitters") {
+// The full tier (scripts/test --full): 20,000 frames, minutes on two cores; the wiring is the next case's.
+TEST_CASE("balanced SOFI recovers the on-time ratio and brightness of exponential blinking at the emitters" *
+          doctest::test_suite("full")) {
   // Isolated emitters, on 40 frames and off 120 on average: rho = 0.25; brightness 3000 photons per frame.
   // With lags 0..3 a telegraph process of switching rate lambda = 1/40 + 1/120 gives
   // kappa2 = w2 e^-lambda, kappa3 = w3 e^-2lambda, kappa4 = w2 ((1-2rho)^2 e^-3lambda - 2 w2 e^-4lambda),
