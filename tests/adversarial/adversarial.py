@@ -61,6 +61,8 @@ def main() -> int:
     started = time.monotonic()
     try:
         world_dir = os.path.join(root, "world")
+        shared_dir = os.path.join(root, "shared")
+        os.makedirs(shared_dir, exist_ok=True)
         if os.path.isdir(world_dir):
             shutil.rmtree(world_dir)
         try:
@@ -76,7 +78,7 @@ def main() -> int:
             if os.path.exists(case_dir):
                 shutil.rmtree(case_dir)
             harness.copy_world(world_dir, case_dir)
-            ctx = harness.Ctx(case_dir, a.apps, a.source, env)
+            ctx = harness.Ctx(case_dir, a.apps, a.source, env, shared_dir)
             try:
                 if case.setup:
                     case.setup(ctx)
@@ -84,8 +86,8 @@ def main() -> int:
                 if case.runner:
                     r = case.runner(ctx, case)
                 else:
-                    argv = [arg.replace("{case}", os.path.basename(case_dir)) for arg in case.args]
-                    r = harness.run_process([tool(case.tool), *argv], case_dir, env, case.timeout, case.stdin)
+                    r = harness.run_process([tool(case.tool), *ctx.expand(case.args)], case_dir, env, case.timeout,
+                                            case.stdin)
                 after = harness.snapshot(case_dir)
                 problems = harness.evaluate(case, ctx, before, r, after)
             except Exception as e:

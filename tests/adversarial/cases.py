@@ -5,8 +5,8 @@ written, 0 success. Names: "<section>/<tool>: what".
 """
 from __future__ import annotations
 
-import json
 import os
+import re
 import shlex
 import signal
 import socket
@@ -96,7 +96,6 @@ def yaml_of(src, **changes):
     def make(ctx):
         text = open(ctx.path(src)).read()
         for k, v in changes.items():
-            import re
             text, n = re.subn(rf"(?m)^{k}: .*$", f"{k}: {v}", text, count=1)
             if n != 1:
                 raise RuntimeError(f"{src} has no '{k}:' line")
@@ -212,6 +211,7 @@ def interrupted(tool, args, sig, delay=1.5):
 
 # ---- the catalogue ----
 
+BIG_FRAMES = 100000
 LONG = "a" * 242  # + ".tif": a 246-byte name, legal (NAME_MAX 255), whose temporary name must still fit
 
 
@@ -446,16 +446,16 @@ def build_cases(source: str) -> list:
          runner=concurrent("smre", [*LONG_SMRE, "-o", "out.tif"], [*QUICK_SMRE, "-o", "out.tif"]))
     case(gen, "a second fit2d on the same outputs is refused while the first runs", "fit2d",
          "-q m.tif -o x.hdf5", 4, "x.hdf5",
-         runner=concurrent("fit2d", ["-q", "big.tif", "-o", "x.hdf5"], ["-q", "m.tif", "-o", "x.hdf5"], delay=1.0),
-         setup=lambda ctx: _long_movie(ctx, "big.tif"))
+         runner=concurrent("fit2d", ["-q", "{shared}/big.tif", "-o", "x.hdf5"], ["-q", "m.tif", "-o", "x.hdf5"], delay=1.0),
+         setup=_long_movie)
     case(gen, "a killed run's lock and temporary files are taken over", "smre", [*QUICK_SMRE, "-o", "out.tif"], 0,
          creates=["out.tif"],
          runner=killed_then("smre", [*LONG_SMRE, "-o", "out.tif", "--log", "out.csv"], [*QUICK_SMRE, "-o", "out.tif"]))
     case(gen, "a killed fit2d's temporary file is removed by the next run", "fit2d", "-q m.tif -o x.hdf5", 0,
-         creates=["x.hdf5"], setup=lambda ctx: _long_movie(ctx, "big.tif"),
-         runner=killed_then("fit2d", ["-q", "big.tif", "-o", "x.hdf5"], ["-q", "m.tif", "-o", "x.hdf5"], delay=1.0))
+         creates=["x.hdf5"], setup=_long_movie,
+         runner=killed_then("fit2d", ["-q", "{shared}/big.tif", "-o", "x.hdf5"], ["-q", "m.tif", "-o", "x.hdf5"], delay=1.0))
     case(gen, "a lock of a dead process on this host is taken over", "sofi", "-q bl.tif -o s.tif --block 50", 0,
-         creates=["s.tif"], setup=lambda ctx: _dead_lock(ctx, "s.tif"))
+         creates=["s.tif"], changes=[".s.tif.lock", "s.tif.lock"], setup=lambda ctx: _dead_lock(ctx, "s.tif"))
     case(gen, "a 246-byte output name (sofi)", "sofi", f"-q bl.tif -o {LONG}.tif --block 50", 0, creates=[f"{LONG}.tif"])
     case(gen, "a 246-byte output name (smre)", "smre", f"-q --psf 1 --iterations 2 img.tif -o {LONG}.tif", 0,
          creates=[f"{LONG}.tif"])
@@ -469,9 +469,9 @@ def build_cases(source: str) -> list:
         case(gen, f"{sig.name} keeps the previous outputs", "smre", [*LONG_SMRE, "-o", "o.tif", "--log", "o.csv"], code,
              line="smre: interrupted", setup=tool_run("smre", [*QUICK_SMRE, "-o", "o.tif", "--log", "o.csv"]),
              runner=interrupted("smre", [*LONG_SMRE, "-o", "o.tif", "--log", "o.csv"], sig))
-    case(gen, "SIGHUP during fit2d leaves nothing", "fit2d", "-q big.tif -o x.hdf5", 129, line="fit2d: interrupted",
-         setup=lambda ctx: _long_movie(ctx, "big.tif"),
-         runner=interrupted("fit2d", ["-q", "big.tif", "-o", "x.hdf5"], signal.SIGHUP, delay=1.0))
+    case(gen, "SIGHUP during fit2d leaves nothing", "fit2d", "-q {shared}/big.tif -o x.hdf5", 129, line="fit2d: interrupted",
+         setup=_long_movie,
+         runner=interrupted("fit2d", ["-q", "{shared}/big.tif", "-o", "x.hdf5"], signal.SIGHUP, delay=1.0))
 
     # ================= §3: metadata carried, never invented =================
     meta = "3 metadata"
@@ -728,12 +728,17 @@ def _h5_movie(ctx, tif, out):
         f.create_dataset("data", data=data)
 
 
-def _long_movie(ctx, name):
-    """A movie long enough to be still running after a second (fit2d reads it in chunks)."""
-    r = ctx.run("bench", ["-q", "simulate", "movie", "-o", name, "--frames", "60000", "--width", "32", "--height", "32",
-                          "--emitters", "10", "--seed", "11"], timeout=120)
-    if r.code != 0:
-        raise RuntimeError(f"bench simulate {name}: {r.out.strip()}")
+def _long_movie(ctx):
+    """{shared}/big.tif: a movie long enough for fit2d to be still running after a second, made once for all
+    cases outside their folders (too large to copy into each)."""
+    path = os.path.join(ctx.shared, "big.tif")
+    if os.path.exists(path):
+        return
+    r = subprocess.run([ctx.tool("bench"), "-q", "simulate", "movie", "-o", path, "--frames", str(BIG_FRAMES),
+                              "--width", "32", "--height", "32", "--emitters", "10", "--seed", "11"],
+                             cwd=ctx.shared, env=ctx.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+    if r.returncode != 0:
+        raise RuntimeError(f"bench simulate big.tif: {r.stdout.decode(errors='replace').strip()}")
 
 
 def _dead_pid() -> int:

@@ -22,7 +22,7 @@ import signal
 import stat
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Optional, Sequence, Union
 
 MAX_LINE = 2048  # bytes: an error line that quotes a 50 MB field is not one line a person can read
@@ -61,18 +61,22 @@ class Ctx:
     apps: str  # build/.../apps
     source: str
     env: dict
+    shared: str = ""  # a folder beside the cases for large inputs made once ({shared} in an argument)
 
     def path(self, *names: str) -> str:
         return os.path.join(self.dir, *names)
+
+    def expand(self, args: Sequence[str]) -> list:
+        return [a.replace("{case}", os.path.basename(self.dir)).replace("{shared}", self.shared) for a in args]
 
     def tool(self, name: str) -> str:
         return os.path.join(self.apps, name, name)
 
     def run(self, tool: str, args: Sequence[str], timeout: float = DEFAULT_TIMEOUT) -> Result:
-        return run_process([self.tool(tool), *args], self.dir, self.env, timeout)
+        return run_process([self.tool(tool), *self.expand(args)], self.dir, self.env, timeout)
 
     def start(self, tool: str, args: Sequence[str]) -> subprocess.Popen:
-        return subprocess.Popen([self.tool(tool), *args], cwd=self.dir, env=self.env, stdout=subprocess.PIPE,
+        return subprocess.Popen([self.tool(tool), *self.expand(args)], cwd=self.dir, env=self.env, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
 
 

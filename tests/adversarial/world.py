@@ -61,7 +61,7 @@ def build(world: str, tool) -> None:
     common = ["-q", "simulate", "movie", "--width", "32", "--height", "32"]
     run(bench, [*common, "-o", "m.tif", "--frames", "20", "--emitters", "8", "--seed", "1"], w)
     run(bench, [*common, "-o", "o.tif", "--frames", "20", "--emitters", "8", "--seed", "2"], w)
-    run(bench, [*common, "-o", "d.tif", "--frames", "400", "--emitters", "30", "--seed", "3", "--on-fraction", "0.3"], w)
+    run(bench, [*common, "-o", "d.tif", "--frames", "400", "--emitters", "30", "--seed", "3", "--markers", "2"], w)
     run(bench, [*common, "-o", "a3.tif", "--frames", "5", "--emitters", "5", "--seed", "4", "--astigmatic"], w)
     run(bench, [*common, "-o", "sc.tif", "--frames", "5", "--emitters", "5", "--seed", "5", "--camera", "scmos"], w)
     run(bench, [*common, "-o", "z.tif", "--z-stack", "--z-min", "-400", "--z-max", "400", "--z-step", "40",
