@@ -39,6 +39,7 @@ def main() -> int:
     ap.add_argument("--keep", help="work in this folder and keep it (default: a temporary folder, removed)")
     ap.add_argument("-v", "--verbose", action="store_true", help="a line per case, passed or not")
     a = ap.parse_args()
+    a.apps = os.path.abspath(a.apps)
 
     all_cases = catalogue.build_cases(a.source)
     names = [c.name for c in all_cases]
@@ -97,7 +98,8 @@ def main() -> int:
             if problems:
                 failed.append((case, problems))
                 sec[1] += 1
-                print(f"FAIL §{case.section} {case.name} [{i:03d}]: " + "; ".join(problems), flush=True)
+                said = f" | output: {harness.show(r.out, 240)}" if r is not None and r.out else ""
+                print(f"FAIL §{case.section} {case.name} [{i:03d}]: " + "; ".join(problems) + said, flush=True)
             else:
                 passed += 1
                 sec[0] += 1

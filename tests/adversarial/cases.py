@@ -251,7 +251,7 @@ def build_cases(source: str) -> list:
     case(ok, "smre merge", "smre", "-q merge mp0.h5 mp1.h5 -o mm.tif", 0, creates=["mm.tif"])
     case(ok, "frc with curve, plot and JSON", "frc", "-q img.tif img2.tif --curve c.csv --plot c.png --json c.json", 0,
          creates=["c.csv", "c.png", "c.json"])
-    case(ok, "frc of localizations", "frc", "-q locs.hdf5 --render-px 10 --json r.json", 0, creates=["r.json"])
+    case(ok, "frc of localizations", "frc", "-q locs.hdf5 --render-px 10 --time-blocks 4 --json r.json", 0, creates=["r.json"])
     case(ok, "simulate movie", "bench", "-q simulate movie -o sim.tif --frames 3 --width 16 --height 16", 0,
          creates=["sim.tif", "sim.yaml", "sim_truth.csv"])
     case(ok, "compare", "bench", "-q compare lc.csv m_truth.csv --json cmp.json", 0, creates=["cmp.json"])
@@ -260,8 +260,11 @@ def build_cases(source: str) -> list:
 
     # ================= §1: one output plan: an output that is an input, or two outputs that are one file ========
     # fit2d's localization run
-    plan("-o the movie itself (--format csv)", "fit2d", "-q m.tif -o m.tif --format csv", "m.tif")
-    plan("--render's picture onto the movie", "fit2d", "-q m.tif -o m.hdf5 --render", "m.tif")
+    # mv.tif: m.tif without its .yaml, so that the movie itself is the only file the output collides with
+    plan("-o the movie itself (--format csv)", "fit2d", "-q mv.tif -o mv.tif --format csv", "mv.tif",
+         setup=copy("m.tif", "mv.tif"))
+    plan("--render's picture onto the movie", "fit2d", "-q mv.tif -o mv.hdf5 --render --pixel-size 100", "mv.tif",
+         setup=copy("m.tif", "mv.tif"))
     plan("the .yaml of -o m.csv is the movie's own", "fit2d", "-q m.tif -o m.csv", "m.yaml")
     plan("the .yaml of -o m.hdf5 is the movie's own", "fit2d", "-q m.tif -o m.hdf5", "m.yaml")
     plan("-o onto the sCMOS maps it reads", "fit2d", "-q sc.tif -o sc_maps.h5", "sc_maps.h5")
@@ -270,9 +273,9 @@ def build_cases(source: str) -> list:
     plan("--partial onto the calibration", "fit2d", "-q a3.tif --calibration a3_astig.json --frames 0:2 --partial "
          "a3_astig.json", "a3_astig.json")
     plan("--partial onto the camera maps", "fit2d", "-q sc.tif --frames 0:2 --partial sc_maps.h5", "sc_maps.h5")
-    plan("--track's drift table onto the --regions file", "fit2d", "-q m.tif -o x.hdf5 --track --regions x_drift.txt",
+    plan("--track's drift table onto the --regions file", "fit2d", "-q d.tif -o x.hdf5 --track --regions x_drift.txt",
          "x_drift.txt", setup=copy("regions.txt", "x_drift.txt"))
-    plan("--track's tracks onto the --regions file", "fit2d", "-q m.tif -o x.csv --track --regions x_tracks.csv",
+    plan("--track's tracks onto the --regions file", "fit2d", "-q d.tif -o x.csv --track --regions x_tracks.csv",
          "x_tracks.csv", setup=copy("regions.txt", "x_tracks.csv"))
     plan("--roi's drift table onto the ROI file", "fit2d", "-q m.tif --roi m_roi_drift.csv", "m_roi_drift.csv",
          setup=copy("roi.txt", "m_roi_drift.csv"))
@@ -338,7 +341,7 @@ def build_cases(source: str) -> list:
     plan("undrift -o and its .yaml are one file", "fit2d", "-q undrift dl.hdf5 -o u.yaml --format csv --segment 100",
          "u.yaml")
     plan("merge -o a part", "fit2d", "-q merge fp0.h5 fp1.h5 -o fp0.h5", "fp0.h5")
-    plan("merge --undrift's output is a part", "fit2d", "-q merge fp0.h5 x_undrift.h5 -o x.h5 --undrift",
+    plan("merge --undrift's output is a part", "fit2d", "-q merge fp0.h5 x_undrift.h5 -o x.h5 --undrift --undrift-segment 5",
          "x_undrift.h5", setup=copy("fp1.h5", "x_undrift.h5"))
     plan("merge --render's picture is a part", "fit2d", "-q merge fp0.h5 x.tif -o x.h5 --render", "x.tif",
          setup=copy("fp1.h5", "x.tif"))
@@ -398,8 +401,8 @@ def build_cases(source: str) -> list:
     plan("--plot and --json are one file", "frc", "-q img.tif img2.tif --plot f.png --json f.png", "f.png")
     plan("--curve and --json are one file", "frc", "-q img.tif img2.tif --curve c.csv --json c.csv", "c.csv")
     plan("--curve and --plot are one file", "frc", "-q img.tif img2.tif --curve c.csv --plot c.csv", "c.csv")
-    plan("--json onto the localizations' .yaml", "frc", "-q locs.hdf5 --render-px 10 --json locs.yaml", "locs.yaml")
-    plan("--curve onto the localizations", "frc", "-q locs.hdf5 --render-px 10 --curve locs.hdf5", "locs.hdf5")
+    plan("--json onto the localizations' .yaml", "frc", "-q locs.hdf5 --render-px 10 --time-blocks 4 --json locs.yaml", "locs.yaml")
+    plan("--curve onto the localizations", "frc", "-q locs.hdf5 --render-px 10 --time-blocks 4 --curve locs.hdf5", "locs.hdf5")
     plan("--json onto the parameter file", "frc", "-q img.tif img2.tif --params fr.json --json fr.json", "fr.json",
          setup=write("fr.json", "{}\n"))
     plan("--curve is a link to an image", "frc", "-q img.tif img2.tif --curve ln.csv", "ln.csv", "img.tif",
@@ -531,21 +534,24 @@ def build_cases(source: str) -> list:
                                                                 deep_parens], 2, "--where")
     case(crash, "--where sqrt( 7,000 deep", "fit2d", ["-q", "filter", "locs.hdf5", "-o", "k.hdf5", "--where",
                                                        deep_sqrt], 2, "--where")
-    case(crash, "--where 'not' 100,000 times", "fit2d", ["-q", "filter", "locs.hdf5", "-o", "k.hdf5", "--where",
-                                                          "not " * 100000 + "x > 0"], (0, 2), "--where")
+    case(crash, "--where 'not' 30,000 times", "fit2d", ["-q", "filter", "locs.hdf5", "-o", "k.hdf5", "--where",
+                                                          "not " * 30000 + "x > 0"], (0, 2), "--where")
     case(crash, "--where with an unknown function", "fit2d",
          "-q filter locs.hdf5 -o k.hdf5 --where 'foo(x) > 1'", 2, "--where", "foo", "function")
     case(crash, "--where of an unknown column", "fit2d", "-q filter locs.hdf5 -o k.hdf5 --where 'nosuch > 1'", 2,
          "--where", "nosuch")
     case(crash, "--where that is not an expression", "fit2d", "-q filter locs.hdf5 -o k.hdf5 --where 'x >'", 2,
          "--where")
-    case(crash, "undrift --pixel 1e-9", "fit2d", "-q undrift dl.hdf5 -o k.hdf5 --pixel 1e-9", 2, "--pixel")
-    case(crash, "undrift --max-drift 1e12", "fit2d", "-q undrift dl.hdf5 -o k.hdf5 --max-drift 1e12", 2, "--max-drift")
-    case(crash, "undrift --segment 1", "fit2d", "-q undrift dl.hdf5 -o k.hdf5 --segment 1", (2, 3), "--segment")
+    case(crash, "undrift --pixel 1e-9", "fit2d", "-q undrift dl.hdf5 -o k.hdf5 --segment 100 --pixel 1e-9", 2, "--pixel",
+         timeout=10)
+    case(crash, "undrift --max-drift 1e12", "fit2d", "-q undrift dl.hdf5 -o k.hdf5 --segment 100 --max-drift 1e12", 2,
+         "--max-drift", timeout=10)
+    case(crash, "undrift --segment 1", "fit2d", "-q undrift dl.hdf5 -o k.hdf5 --segment 1", (2, 3), "--segment",
+         timeout=10)
     case(crash, "the pipeline's --undrift-pixel 1e-9", "fit2d",
-         "-q d.tif -o k.hdf5 --undrift --undrift-pixel 1e-9", 2, "--undrift-pixel")
+         "-q d.tif -o k.hdf5 --undrift --undrift-segment 100 --undrift-pixel 1e-9", 2, "--undrift-pixel")
     case(crash, "render --pixel 1e-9", "fit2d", "-q render locs.hdf5 -o k.tif --pixel 1e-9", 2, "--pixel")
-    case(crash, "frc --render-px 1e-9", "frc", "-q locs.hdf5 --render-px 1e-9", 2, "--render-px")
+    case(crash, "frc --render-px 1e-9", "frc", "-q locs.hdf5 --render-px 1e-9 --time-blocks 4", 2, "--render-px")
     deep_json = "[" * 100000 + "]" * 100000
     for tool, inp in (("fit2d", "m.tif -o k.hdf5"), ("sofi", "bl.tif -o k.tif --block 50"),
                       ("smre", "img.tif -o k.tif"), ("frc", "img.tif img2.tif")):
@@ -577,17 +583,17 @@ def build_cases(source: str) -> list:
         out = "k.tif" if sub == "render" else "k.hdf5"
         case(crash, f"{sub}: a frame beyond the .yaml's Frames", "fit2d", f"-q {sub} be.hdf5 -o {out} {extra}", 3,
              "be.hdf5", setup=beyond)
-    case(crash, "frc: a frame beyond the .yaml's Frames", "frc", "-q be.hdf5 --render-px 10", 3, "be.hdf5",
+    case(crash, "frc: a frame beyond the .yaml's Frames", "frc", "-q be.hdf5 --render-px 10 --time-blocks 4", 3, "be.hdf5",
          setup=beyond)
     case(crash, "render --color z of 2D localizations", "fit2d", "-q render locs.hdf5 -o k.tif --color z", 2, "--color")
     huge_yaml = locs_variant("locs.hdf5", "wh.hdf5", lambda l: l, yaml_text=yaml_of("locs.yaml", Width="100000000",
                                                                                     Height="100000000"))
     case(crash, "render: .yaml Width/Height 1e8", "fit2d", "-q render wh.hdf5 -o k.tif", 3, "wh.yaml", setup=huge_yaml)
-    case(crash, "frc: .yaml Width/Height 1e8", "frc", "-q wh.hdf5 --render-px 10", 3, "wh.yaml", setup=huge_yaml)
+    case(crash, "frc: .yaml Width/Height 1e8", "frc", "-q wh.hdf5 --render-px 10 --time-blocks 4", 3, "wh.yaml", setup=huge_yaml)
     case(crash, "undrift: .yaml Width/Height 1e8", "fit2d", "-q undrift wh.hdf5 -o k.hdf5 --segment 5", 3, "wh.yaml",
          setup=huge_yaml)
-    case(crash, "frc --field 1e9x1e9", "frc", "-q locs.hdf5 --render-px 10 --field 1000000000x1000000000", 2, "--field")
-    case(crash, "frc --field 0x0", "frc", "-q locs.hdf5 --render-px 10 --field 0x0", 2, "--field")
+    case(crash, "frc --field 1e9x1e9", "frc", "-q locs.hdf5 --render-px 10 --time-blocks 4 --field 1000000000x1000000000", 2, "--field")
+    case(crash, "frc --field 0x0", "frc", "-q locs.hdf5 --render-px 10 --time-blocks 4 --field 0x0", 2, "--field")
     case(crash, "a .yaml nested 100,000 deep", "fit2d", "-q filter dy.hdf5 -o k.hdf5 --where 'x > 0'", 3, "dy.yaml",
          setup=locs_variant("locs.hdf5", "dy.hdf5", lambda l: l, yaml_text=lambda ctx: "a: " + "[" * 100000 + "\n"),
          timeout=10)
@@ -595,15 +601,13 @@ def build_cases(source: str) -> list:
          setup=write("m.yaml", "Frames: " + "[" * 100000 + "\n"), timeout=10)
     case(crash, "NaN coordinates in the localizations", "fit2d", "-q render nan.hdf5 -o k.tif", (0, 3), "nan.hdf5",
          setup=locs_variant("locs.hdf5", "nan.hdf5", lambda l: _set(l, "x", np.nan)))
-    case(crash, "a million-column CSV header", "fit2d", "-q filter wide.csv -o k.hdf5 --where 'x > 0'", 3, "wide.csv",
+    case(crash, "a million-column CSV header", "fit2d", "-q filter wide.csv -o k.hdf5 --where 'x > 0' --pixel-size 100", 3, "wide.csv",
          setup=write("wide.csv", ",".join(f'"c{i}"' for i in range(1000000)) + "\n"))
-    case(crash, "sofi --block 1e18", "sofi", "-q bl.tif -o k.tif --block 1000000000000000000", 2, "--block")
+    case(crash, "sofi --block 1e18", "sofi", "-q bl.tif -o k.tif --block 1000000000000000000", (2, 3), "--block")
     case(crash, "smre --iterations -1", "smre", "-q img.tif -o k.tif --iterations -1", 2, "--iterations")
     case(crash, "sofi --frames with a huge end", "sofi", "-q bl.tif -o k.tif --block 50 --frames 0:99999999999999999999",
          2, "--frames")
     case(crash, "bench simulate --frames 0", "bench", "-q simulate movie -o k.tif --frames 0", 2, "--frames")
-    case(crash, "bench simulate a 65536x65536 movie", "bench",
-         "-q simulate movie -o k.tif --frames 100000000 --width 65536 --height 65536", (2, 4), "k.tif", timeout=10)
 
     # ================= §5: other adversarial input =================
     adv = "5 adversarial"
@@ -659,18 +663,17 @@ def build_cases(source: str) -> list:
          "nodir/k.csv")
     case(adv, "calibrate --plot into a missing folder", "fit2d",
          "-q calibrate z.tif --z-step 40 -o c.json --plot nodir/c.png", 4, "nodir/c.png")
-    case(adv, "the pipeline into a missing folder", "fit2d", "-q d.tif -o nodir/g.hdf5 --undrift --link --render", 4,
+    case(adv, "the pipeline into a missing folder", "fit2d", "-q d.tif -o nodir/g.hdf5 --undrift --undrift-segment 100 --link --render", 4,
          "nodir/g")
     case(adv, "-o is a directory", "fit2d", "-q m.tif -o out.csv", 4, "out.csv", setup=mkdir("out.csv"))
     case(adv, "-o is a directory (sofi)", "sofi", "-q bl.tif -o out.tif --block 50", 4, "out.tif", setup=mkdir("out.tif"))
     case(adv, "-o under a regular file", "smre", "-q --psf 1 --iterations 2 img.tif -o img2.tif/k.tif", 4, "img2.tif")
-    case(adv, "-o is empty", "sofi", ["-q", "bl.tif", "-o", "", "--block", "50"], (2, 4), "-o")
     case(adv, "a FIFO as the movie does not hang", "sofi", "-q f.tif -o k.tif --block 50", 3, "f.tif",
          setup=mkfifo("f.tif"), timeout=10)
-    case(adv, "a FIFO as the localizations does not hang", "fit2d", "-q filter f.csv -o k.hdf5 --where 'x > 0'", 3,
+    case(adv, "a FIFO as the localizations does not hang", "fit2d", "-q filter f.csv -o k.hdf5 --where 'x > 0' --pixel-size 100", 3,
          "f.csv", setup=mkfifo("f.csv"), timeout=10)
-    case(adv, "a FIFO as the parameter file does not hang", "smre", "-q --params f.prm img.tif -o k.tif", 2, "f.prm",
-         setup=mkfifo("f.prm"), timeout=10)
+    case(adv, "a FIFO as the parameter file does not hang", "smre", "-q --params fifo.prm img.tif -o k.tif", 2, "fifo.prm",
+         setup=mkfifo("fifo.prm"), timeout=10)
     case(adv, "a symbolic link loop as the movie", "sofi", "-q loop.tif -o k.tif --block 50", 3, "loop.tif",
          setup=symlink("loop.tif", "loop.tif"))
     case(adv, "a dangling symbolic link as the movie", "fit2d", "-q gone.tif -o k.hdf5", 3, "gone.tif",
@@ -693,7 +696,7 @@ def build_cases(source: str) -> list:
     case(adv, "a binary file as the parameter file", "frc", "-q --params img.tif img.tif img2.tif", 2, "img.tif")
     case(adv, "a movie that is a text file", "fit2d", "-q txt.tif -o k.hdf5", 3, "txt.tif",
          setup=write("txt.tif", "not a tiff\n"))
-    case(adv, "a CSV that is a TIFF", "fit2d", "-q filter img.csv -o k.hdf5 --where 'x > 0'", 3, "img.csv",
+    case(adv, "a CSV that is a TIFF", "fit2d", "-q filter img.csv -o k.hdf5 --where 'x > 0' --pixel-size 100", 3, "img.csv",
          setup=copy("img.tif", "img.csv"))
     case(adv, "an HDF5 movie as localizations", "fit2d", "-q render mv.h5 -o k.tif", 3, "mv.h5",
          setup=lambda ctx: _h5_movie(ctx, "m.tif", "mv.h5"))
@@ -701,8 +704,8 @@ def build_cases(source: str) -> list:
     case(adv, "a sofi part given to fit2d merge", "fit2d", "-q merge sp0.h5 sp1.h5 -o k.csv", 3, "sp0.h5")
     case(adv, "a fit2d part given to smre merge", "smre", "-q merge fp0.h5 fp1.h5 -o k.tif", 3, "fp0.h5")
     case(adv, "a part given as a movie", "frc", "-q fp0.h5 --split odd-even", 3, "fp0.h5")
-    case(adv, "--frames past the end", "sofi", "-q bl.tif -o k.tif --block 50 --frames 500:600", (2, 3), "--frames")
-    case(adv, "--frames backwards", "fit2d", "-q m.tif -o k.hdf5 --frames 10:5", (2, 3), "--frames")
+    case(adv, "--frames past the end", "sofi", "-q bl.tif -o k.tif --block 50 --frames 500:600", (2, 3), "bl.tif", "500:600")
+    case(adv, "--frames backwards", "fit2d", "-q m.tif -o k.hdf5 --frames 10:5", (2, 3), "m.tif", "10:5")
     case(adv, "--device of nonsense", "smre", "-q --device tpu img.tif -o k.tif", 2, "--device")
     case(adv, "an unknown option", "frc", "-q img.tif img2.tif --no-such-option", 2, "--no-such-option")
     case(adv, "a ThunderSTORM CSV with its columns shuffled", "fit2d",
@@ -713,7 +716,7 @@ def build_cases(source: str) -> list:
     case(adv, "a CSV with a non-numeric value", "fit2d", "-q link nn.csv -o k.hdf5", 3, "nn.csv",
          setup=lambda ctx: _bad_value(ctx, "lc.csv", "nn.csv"))
     case(adv, "compare: a missing truth", "bench", "-q compare lc.csv nosuch.csv", 3, "nosuch.csv")
-    case(adv, "compare: a movie as the truth", "bench", "-q compare lc.csv m.tif", 3, "m.tif")
+    case(adv, "compare: a movie as the truth", "bench", "-q compare lc.csv m.tif", (2, 3), "m.tif")
     case(adv, "stdin as a dash is no file", "sofi", "-q - -o k.tif --block 50", (2, 3), "-", stdin=b"")
     return C
 
@@ -813,7 +816,7 @@ def _calibration_recorded(out_yaml):
 
 def _other_stack(ctx, name):
     import tifffile
-    tifffile.imwrite(ctx.path(name), np.stack([world.float_image(13), world.float_image(14), world.float_image(15)]))
+    tifffile.imwrite(ctx.path(name), np.stack([world.float_image(13), world.float_image(14), world.float_image(15)]), photometric="minisblack")
 
 
 def _truncate(ctx, src, dst, yaml_src=None):

@@ -80,9 +80,9 @@ class Ctx:
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
 
 
-def finish(p: subprocess.Popen, started: float, timeout: float) -> Result:
+def finish(p: subprocess.Popen, started: float, timeout: float, stdin: Optional[bytes] = None) -> Result:
     try:
-        out, _ = p.communicate(timeout=timeout)
+        out, _ = p.communicate(input=stdin, timeout=timeout)
         return Result(p.returncode, out.decode("utf-8", "replace"), time.monotonic() - started)
     except subprocess.TimeoutExpired:
         try:
@@ -97,13 +97,7 @@ def run_process(argv: Sequence[str], cwd: str, env: dict, timeout: float, stdin:
     started = time.monotonic()
     p = subprocess.Popen(list(argv), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL, start_new_session=True)
-    if stdin is not None:
-        try:
-            p.stdin.write(stdin)
-            p.stdin.close()
-        except BrokenPipeError:
-            pass
-    return finish(p, started, timeout)
+    return finish(p, started, timeout, stdin)
 
 
 def snapshot(root: str) -> dict:

@@ -76,9 +76,9 @@ def build(world: str, tool) -> None:
     run(fit2d, ["-q", "o.tif", "--frames", "10:", "--partial", "op1.h5"], w)
     run(sofi, ["-q", "bl.tif", "--block", "50", "--orders", "2", "--frames", "0:100", "--partial", "sp0.h5"], w)
     run(sofi, ["-q", "bl.tif", "--block", "50", "--orders", "2", "--frames", "100:", "--partial", "sp1.h5"], w)
-    tifffile.imwrite(os.path.join(w, "img.tif"), float_image(1))
-    tifffile.imwrite(os.path.join(w, "img2.tif"), float_image(2))
-    tifffile.imwrite(os.path.join(w, "st.tif"), np.stack([float_image(3), float_image(4), float_image(5)]))
+    tifffile.imwrite(os.path.join(w, "img.tif"), float_image(1), photometric="minisblack")
+    tifffile.imwrite(os.path.join(w, "img2.tif"), float_image(2), photometric="minisblack")
+    tifffile.imwrite(os.path.join(w, "st.tif"), np.stack([float_image(3), float_image(4), float_image(5)]), photometric="minisblack")
     smre_args = ["-q", "--psf", "1", "--iterations", "3", "--weights", "closed-form", "st.tif"]
     run(smre, [*smre_args, "--frames", "0:1", "--partial", "mp0.h5"], w)
     run(smre, [*smre_args, "--frames", "1:", "--partial", "mp1.h5"], w)
