@@ -77,7 +77,15 @@ class Ctx:
 
     def start(self, tool: str, args: Sequence[str]) -> subprocess.Popen:
         return subprocess.Popen([self.tool(tool), *self.expand(args)], cwd=self.dir, env=self.env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                                preexec_fn=default_signals)
+
+
+def default_signals() -> None:
+    """In the child: the signals a terminal session delivers act as they do there, even when this program runs
+    under nohup or a runner that ignores some (an ignored disposition would be inherited by the tool)."""
+    for sig in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def finish(p: subprocess.Popen, started: float, timeout: float, stdin: Optional[bytes] = None) -> Result:
@@ -96,7 +104,8 @@ def finish(p: subprocess.Popen, started: float, timeout: float, stdin: Optional[
 def run_process(argv: Sequence[str], cwd: str, env: dict, timeout: float, stdin: Optional[bytes] = None) -> Result:
     started = time.monotonic()
     p = subprocess.Popen(list(argv), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL, start_new_session=True)
+                         stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL, start_new_session=True,
+                         preexec_fn=default_signals)
     return finish(p, started, timeout, stdin)
 
 
