@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional, Sequence, Union
 
 MAX_LINE = 2048  # bytes: an error line that quotes a 50 MB field is not one line a person can read
-DEFAULT_TIMEOUT = 20.0  # seconds; every case runs on 32x32 inputs of a few frames
+DEFAULT_TIMEOUT = 10.0  # seconds; every case runs on 32x32 inputs of a few frames (under 1 s each here)
 
 
 @dataclass
