@@ -192,8 +192,8 @@ void sofi_with_smre(int frames, int block, int iterations) {
 }
 }  // namespace
 
-// The default tier: 40 frames, SMRE capped at 3 iterations.
-TEST_CASE("sofi with SMRE before (SOFI2(SMRE)) and after (SMRE(SOFI2)), 40 frames") { sofi_with_smre(40, 20, 3); }
+// The default tier: 40 frames, SMRE capped at 10 iterations (at 3 the restored mean is still 11 % off).
+TEST_CASE("sofi with SMRE before (SOFI2(SMRE)) and after (SMRE(SOFI2)), 40 frames") { sofi_with_smre(40, 20, 10); }
 
 // The full tier: 120 frames, 20 iterations (minutes on two cores).
 TEST_CASE("sofi with SMRE before (SOFI2(SMRE)) and after (SMRE(SOFI2))" * doctest::test_suite("full")) {
