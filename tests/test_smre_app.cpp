@@ -142,7 +142,22 @@ TEST_CASE("the tolerance stop really stops, and the iteration cap holds") {
   CHECK(capped.output.find("iterations: 7, 0 of 1 converged") != std::string::npos);
 }
 
-TEST_CASE("the defaults converge on ordinary frames; the stop is scale-free; a cap that bites says so") {
+// The default tier: the note of a cap that bites (four frames, 10 iterations).
+TEST_CASE("a cap that stops the frames first writes the result and says so") {
+  TempDir dir;
+  const auto r0 = run_command(shell_quote(app_path("bench")) + " -q simulate blinking -o " +
+                              shell_quote((dir / "qd.tif").string()) + " --frames 4 --size 64 --emitters 30");
+  REQUIRE_MESSAGE(r0.exit_code == 0, r0.output);
+  const auto capped = smre(shell_quote((dir / "qd.tif").string()) + " --device cpu --iterations 10 -o " +
+                           shell_quote((dir / "capped.tif").string()));
+  CHECK(capped.exit_code == 0);
+  CHECK(capped.output.find("smre: note: 4 of 4 frames stopped at the iteration cap (10)") != std::string::npos);
+  CHECK(fs::exists(dir / "capped.tif"));
+}
+
+// The full tier: the defaults to convergence, three times (over a minute on two cores).
+TEST_CASE("the defaults converge on ordinary frames; the stop is scale-free; a cap that bites says so" *
+          doctest::test_suite("full")) {
   TempDir dir;
   // Four 64x64 camera frames of blinking emitters (the case a user reported running 10,000 iterations).
   const auto r0 = run_command(shell_quote(app_path("bench")) + " -q simulate blinking -o " +

@@ -145,7 +145,9 @@ TEST_CASE("the order-n kernel and mass of the pixel-integrated PSF") {
   }
 }
 
-TEST_CASE("balanced SOFI recovers the on-time ratio and brightness of exponential blinking at the emitters") {
+// The full tier (scripts/test --full): 20,000 frames, minutes on two cores; the wiring is the next case's.
+TEST_CASE("balanced SOFI recovers the on-time ratio and brightness of exponential blinking at the emitters" *
+          doctest::test_suite("full")) {
   // Isolated emitters, on 40 frames and off 120 on average: rho = 0.25; brightness 3000 photons per frame.
   // With lags 0..3 a telegraph process of switching rate lambda = 1/40 + 1/120 gives
   // kappa2 = w2 e^-lambda, kappa3 = w3 e^-2lambda, kappa4 = w2 ((1-2rho)^2 e^-3lambda - 2 w2 e^-4lambda),
@@ -240,19 +242,33 @@ TEST_CASE("--balanced writes its pages and previews and leaves the cumulant page
   }
 }
 
-TEST_CASE("--balanced with SMRE as the deconvolution") {
+namespace {
+// sofi --balanced --deconvolution smre on 600 frames; `capped`: SMRE stops after 20 iterations (--deconvolution-smre).
+void balanced_with_smre(bool capped) {
   TempDir dir;
   const fs::path stack = dir / "qd.tif";
   const auto sim = run_command(shell_quote(app_path("bench")) + " simulate blinking --quiet -o " + q(stack) +
                                " --frames 600 --size 32 --emitters 12 --seed 5");
   REQUIRE_MESSAGE(sim.exit_code == 0, sim.output);
-  const auto r = sofi("--device cpu --block 600 --balanced --psf-sigma 1.5 --deconvolution smre " + q(stack) +
-                      " -o " + q(dir / "s.tif"));
+  std::string options;
+  if (capped) {
+    write_file(dir / "capped.prm", "subsection program flow control\n  set maximum iterations = 20\nend\n");
+    options = "--deconvolution-smre " + q(dir / "capped.prm");
+  }
+  const auto r = sofi("--device cpu --block 600 --balanced --psf-sigma 1.5 --deconvolution smre " + options + " " +
+                      q(stack) + " -o " + q(dir / "s.tif"));
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   CHECK(contains(r.output, "SMRE"));
   const auto balanced = page(dir / "s_balanced.tif", 0);
   CHECK(*std::max_element(balanced.begin(), balanced.end()) == doctest::Approx(1.0).epsilon(0.05));
 }
+}  // namespace
+
+// The default tier: the wiring, with SMRE capped at 20 iterations (--deconvolution-smre).
+TEST_CASE("--balanced with SMRE as the deconvolution, capped at 20 iterations") { balanced_with_smre(true); }
+
+// The full tier: SMRE with its defaults, to convergence (about a minute on two cores).
+TEST_CASE("--balanced with SMRE as the deconvolution" * doctest::test_suite("full")) { balanced_with_smre(false); }
 
 TEST_CASE("--balanced: bad options are one-line usage errors and leave nothing behind") {
   TempDir dir;
