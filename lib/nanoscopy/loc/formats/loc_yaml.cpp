@@ -87,6 +87,15 @@ std::string number_text(std::int64_t v) {
 
 namespace {
 
+// The run this file belongs to (core/run_files.hpp), last in its document: a reader tells a file
+// from another run than the rest of its set.
+void emit_run_keys(YAML::Emitter& doc) {
+  if (const RunFiles* run = recorded_run()) {
+    doc << YAML::Key << "Run generation" << YAML::Value << run->generation();
+    doc << YAML::Key << "Run manifest" << YAML::Value << run->manifest_name();
+  }
+}
+
 // The step's own document after the carried ones: what made it, the pixel size when the input's .yaml did
 // not say it (the user's --pixel-size), the parameters and the counts.
 std::string step_document(const LocWriterContext& ctx, const LocWriteCounts& counts, bool pixel_size) {
@@ -100,6 +109,7 @@ std::string step_document(const LocWriterContext& ctx, const LocWriteCounts& cou
   step << YAML::Key << "Dropped (non-finite)" << YAML::Value << number_text(counts.non_finite);
   step << YAML::Key << "Dropped (outside the image)" << YAML::Value << number_text(counts.outside_image);
   step << YAML::Key << "Dropped (negative)" << YAML::Value << number_text(counts.negative);
+  emit_run_keys(step);
   step << YAML::EndMap;
   return step.c_str();
 }
@@ -165,11 +175,7 @@ std::string localization_yaml_text(const LocWriterContext& ctx, const LocWriteCo
   fit << YAML::Key << "Dropped (non-finite)" << YAML::Value << number_text(counts.non_finite);
   fit << YAML::Key << "Dropped (outside the image)" << YAML::Value << number_text(counts.outside_image);
   fit << YAML::Key << "Dropped (negative)" << YAML::Value << number_text(counts.negative);
-  // The run this file belongs to (core/run_files.hpp): a reader tells a file from another run than its set.
-  if (const RunFiles* run = recorded_run()) {
-    fit << YAML::Key << "Run generation" << YAML::Value << run->generation();
-    fit << YAML::Key << "Run manifest" << YAML::Value << run->manifest_name();
-  }
+  emit_run_keys(fit);
   fit << YAML::EndMap;
   if (!movie.good() || !fit.good())
     throw OutputError(yaml_path,
