@@ -546,9 +546,11 @@ TEST_CASE("NaN and Inf pixels: fit2d detects no spot near them and writes only f
       }
       fs::remove(out);
       fs::remove(f.out / ("locs.yaml"));
+      fs::remove(f.out / ("locs.run.json"));  // the run's manifest (core/run_files.hpp)
     }
   fs::remove(f.out / "clean.csv");
   fs::remove(f.out / "clean.yaml");
+  fs::remove(f.out / "clean.run.json");
   CHECK(fs::is_empty(f.out));
 }
 

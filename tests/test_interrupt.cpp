@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "nanoscopy/core/run_files.hpp"
 #include "support/test_support.hpp"
 
 extern char** environ;
@@ -76,7 +77,9 @@ Interrupted interrupt_smre(const fs::path& input, const fs::path& output, const 
   REQUIRE(spawned == 0);
 
   Interrupted result;
-  const fs::path temp = output.parent_path() / ("." + output.filename().string() + ".part-" + std::to_string(pid));
+  // The child's temporary name: .NAME.part-HOST-PID (core/run_files.hpp).
+  const fs::path temp = output.parent_path() / ("." + output.filename().string() + ".part-" +
+                                                nanoscopy::run_host_name() + "-" + std::to_string(pid));
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   int status = 0;

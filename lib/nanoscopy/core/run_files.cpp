@@ -122,20 +122,28 @@ FileMark mark_of(const fs::path& path) {
   return m;
 }
 
-// Removes this host's temporary files of `final_path` whose process is gone (a run killed
-// before it could clean up).
-void remove_stale_temporaries(const fs::path& final_path) {
-  const fs::path dir = final_path.has_parent_path() ? final_path.parent_path() : fs::path(".");
-  const std::string temp = temporary_path_for(final_path).filename().string();
-  const std::string mine = std::to_string(::getpid());
-  const std::string prefix = temp.substr(0, temp.size() - mine.size());  // ".NAME.part-HOST-"
+// Removes what runs of this host that were killed (SIGKILL, power loss) left in `dir`: their
+// temporary files `.NAME.part-HOST-PID` and their locks `.NAME.lock` holding "HOST PID", when that
+// PID is gone. Another host's files are never touched: its PIDs mean nothing here.
+void remove_stale_run_files(const fs::path& dir) {
+  const std::string part = ".part-" + run_host_name() + "-";
   std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+  for (fs::directory_iterator it(dir.empty() ? fs::path(".") : dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (!name.starts_with(prefix)) continue;
-    const std::string pid = name.substr(prefix.size());
-    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos || pid.size() > 10) continue;
-    if (process_dead(std::stol(pid))) {
+    if (name.empty() || name[0] != '.') continue;
+    long pid = 0;
+    if (const auto at = name.rfind(part); at != std::string::npos) {
+      const std::string digits = name.substr(at + part.size());
+      if (digits.empty() || digits.size() > 10 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+      pid = std::stol(digits);
+    } else if (name.ends_with(".lock")) {
+      std::ifstream in(it->path());
+      std::string host;
+      if (!(in >> host >> pid) || host != run_host_name()) continue;
+    } else {
+      continue;
+    }
+    if (process_dead(pid)) {
       std::error_code ignored;
       fs::remove(it->path(), ignored);
     }
@@ -245,9 +253,17 @@ void RunFiles::add_output(const fs::path& path, const std::string& what, bool co
   if (!checked_) return;
   check_output(outputs_.back(), outputs_.size() - 1);
   if (writes_) {
+    clean_directory(path);
     lock(path);
-    remove_stale_temporaries(path);
   }
+}
+
+void RunFiles::clean_directory(const fs::path& output) {
+  const fs::path dir = output.has_parent_path() ? output.parent_path() : fs::path(".");
+  const fs::path key = fs::absolute(dir).lexically_normal();
+  if (std::find(cleaned_.begin(), cleaned_.end(), key) != cleaned_.end()) return;
+  cleaned_.push_back(key);
+  remove_stale_run_files(dir);
 }
 
 void RunFiles::check_input_against_outputs(const File& in) const {
@@ -315,8 +331,8 @@ void RunFiles::check() {
   for (std::size_t i = 0; i < outputs_.size(); ++i) check_output(outputs_[i], i);
   checked_ = true;
   if (!writes_) return;
+  for (const File& out : outputs_) clean_directory(out.path);
   for (const File& out : outputs_) lock(out.path);
-  for (const File& out : outputs_) remove_stale_temporaries(out.path);
   warn_if_previous_set_mixed();
 }
 
@@ -331,7 +347,7 @@ void RunFiles::warn_if_previous_set_mixed() const {
     for (const auto& f : doc.at("files")) {
       const fs::path file = manifest.parent_path() / f.at("file").get<std::string>();
       std::error_code ec;
-      if (!fs::exists(file, ec)) continue;
+      if (!fs::is_regular_file(file, ec)) continue;  // gone, or no file of any run
       const FileMark m = mark_of(file);
       if (m.bytes != f.at("bytes").get<std::uintmax_t>() || m.fingerprint != f.at("fingerprint").get<std::string>()) {
         run_warning(manifest.string(), "the previous run's files are a mixed set (" + file.filename().string() +

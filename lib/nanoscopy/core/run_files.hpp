@@ -15,6 +15,9 @@
 // holds host and PID (flock is not reliable on Lustre, GPFS or NFS); a second run writing it
 // is refused, and a lock is taken over only when it comes from this host and its PID is dead.
 //
+// Before the first output of a folder is locked, the temporary and lock files that killed runs of
+// this host left in that folder (their PID is gone) are removed.
+//
 // A run's files are one generation: they are renamed into place together at the end (the
 // run's OutputGroup; signals are held during the renames), and a run that writes several
 // files then writes a manifest, `<main stem>.run.json`, naming each file with its size, a
@@ -84,11 +87,14 @@ class RunFiles {
   void check_input_against_outputs(const File& in) const;
   void lock(const std::filesystem::path& path);
   void warn_if_previous_set_mixed() const;
+  // Once per output folder: removes the temporary and lock files of this host's killed runs there.
+  void clean_directory(const std::filesystem::path& output);
 
   std::string tool_;
   std::string generation_;
   std::vector<File> inputs_, outputs_;
   std::vector<std::filesystem::path> written_;  // outputs already renamed into place (no group)
+  std::vector<std::filesystem::path> cleaned_;  // output folders cleaned of killed runs' files
   std::vector<std::string> locks_;  // lock files this run holds
   std::vector<int> lock_slots_;     // their registration for the interrupt handler
   bool checked_ = false;

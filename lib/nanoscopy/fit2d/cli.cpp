@@ -45,7 +45,8 @@ void run_fit2d_cli(const Fit2dOptions& options, ToolContext& ctx, std::ostream& 
   if (post.any()) {
     bool pixel_size_known = ctx.params.source("Camera/Pixelsize").file != "default";
     for (const auto& key : setup.camera_from_movie) pixel_size_known |= key == "Pixelsize";
-    check_fit2d_postprocess(post, ctx.params, range.count(), setup.settings.camera.pixel_size_nm, pixel_size_known);
+    check_fit2d_postprocess(post, ctx.params, range.count(), info.width, info.height, setup.settings.camera.pixel_size_nm,
+                            pixel_size_known);
   }
   Fit2dLocalizeJob localize(options, ctx, job, *reader, setup, start, out);
   localize.open_output();

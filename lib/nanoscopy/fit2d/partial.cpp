@@ -143,7 +143,7 @@ void run_fit2d_merge(const Fit2dMergeOptions& options, ToolContext& ctx, std::os
                                              " as in " + first.origin.path);
   // The part files record the camera in effect, not where its pixel size came from: taken as known.
   const Fit2dPostprocess post = fit2d_postprocess(ctx.params);
-  check_fit2d_postprocess(post, ctx.params, frames, context.camera.pixel_size_nm, true);
+  check_fit2d_postprocess(post, ctx.params, frames, context.width, context.height, context.camera.pixel_size_nm, true);
   plan_fit2d_outputs(options.output, output_format(ctx.params), options.track, post);
   check_run_plan();
   Fit2dOutput output(options.output, output_format(ctx.params), context, options.track, ctx.params, options.output);

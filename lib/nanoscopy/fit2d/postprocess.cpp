@@ -9,6 +9,7 @@
 #include "nanoscopy/fit2d/link_cmd.hpp"
 #include "nanoscopy/fit2d/render_cmd.hpp"
 #include "nanoscopy/fit2d/undrift_cmd.hpp"
+#include "nanoscopy/loc/render.hpp"
 #include "nanoscopy/loc/formats/loc_formats.hpp"
 
 namespace nanoscopy {
@@ -30,8 +31,8 @@ PostprocessNames postprocess_names(const Fit2dPostprocess& steps, const std::str
   return names;
 }
 
-void check_fit2d_postprocess(const Fit2dPostprocess& steps, const Params& p, std::int64_t frames,
-                             double pixel_size_nm, bool pixel_size_known) {
+void check_fit2d_postprocess(const Fit2dPostprocess& steps, const Params& p, std::int64_t frames, std::int64_t width,
+                             std::int64_t height, double pixel_size_nm, bool pixel_size_known) {
   const auto unknown_pixel = [&](const std::string& option, const std::string& what) {
     return UsageError(option, what + " needs the camera's pixel size, which the movie does not give (fit2d would "
                                      "assume " + std::to_string(static_cast<int>(pixel_size_nm)) +
@@ -53,8 +54,20 @@ void check_fit2d_postprocess(const Fit2dPostprocess& steps, const Params& p, std
       throw unknown_pixel(p.source("Link/radius").describe(), "a link radius in nm");
   }
   if (steps.render) {
-    static_cast<void>(render_step_settings(p));
+    RenderSettings render = render_step_settings(p);
     if (!pixel_size_known) throw unknown_pixel("--render", "a picture in nm");
+    // The picture of the camera frame, before the fit rather than after it.
+    render.camera_px_nm = pixel_size_nm;
+    render.field_width_px = width;
+    render.field_height_px = height;
+    try {
+      static_cast<void>(render_geometry(render));
+    } catch (const UsageError& e) {
+      const ParamSource& source = p.source("Render/pixel");
+      throw UsageError(source.file == "default" || source.file.starts_with("command line") ? "--render-pixel"
+                                                                                           : source.describe(),
+                       e.what());
+    }
   }
 }
 

@@ -50,8 +50,8 @@ PostprocessNames postprocess_names(const Fit2dPostprocess& steps, const std::str
 // localized; --render needs the camera's pixel size from the user or the movie (a picture in nm from
 // the default pixel size would be wrong by their ratio), as does a link radius in nm. UsageError
 // naming the option.
-void check_fit2d_postprocess(const Fit2dPostprocess& steps, const Params& p, std::int64_t frames,
-                             double pixel_size_nm, bool pixel_size_known);
+void check_fit2d_postprocess(const Fit2dPostprocess& steps, const Params& p, std::int64_t frames, std::int64_t width,
+                             std::int64_t height, double pixel_size_nm, bool pixel_size_known);
 
 // Declares the chain's files (each step's outputs, as the subcommands declare theirs) to the run's plan.
 void plan_fit2d_postprocess(const Fit2dPostprocess& steps, const std::string& locs, const std::string& format);

@@ -102,6 +102,13 @@ void run_fit2d_undrift(const Fit2dUndriftOptions& o, ToolContext& ctx, std::ostr
   const double px = file.pixel_size_nm;
   std::int64_t frames = file.frames;
   for (const Localization& l : file.locs) frames = std::max(frames, l.frame + 1);
+  // The segments over these frames, named by the option that set them (as the pipeline checks them).
+  {
+    const ParamSource& source = ctx.params.source("Undrift/segment");
+    check_undrift_frames(us, frames, source.file == "default" || source.file.starts_with("command line")
+                                         ? "--segment"
+                                         : source.describe());
+  }
 
   RccResult r;
   if (rcc) {

@@ -79,8 +79,8 @@ namespace {
 // <stem>.yaml beside the stack: Picasso's movie info, or what our simulator writes.
 std::unique_ptr<StackReader> with_metadata(std::unique_ptr<StackReader> reader, const std::string& path) {
   const std::string yaml_path = sibling_path(path, ".yaml");
-  plan_input(yaml_path, "the movie's metadata");
   std::error_code ec;
+  if (fs::exists(yaml_path, ec)) plan_input(yaml_path, "the movie's metadata");
   if (fs::is_regular_file(yaml_path, ec)) reader->attach_metadata(yaml_path);
   return reader;
 }
@@ -102,6 +102,8 @@ std::unique_ptr<StackReader> open_stack_file(const std::string& spec) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw InputError(path, "no such file");
   if (fs::is_directory(path, ec)) throw InputError(path, "is a directory, expected an image stack file");
+  // Opening a pipe would wait for a writer for ever.
+  if (!fs::is_regular_file(path, ec)) throw InputError(path, "is not a regular file (a pipe, socket or device)");
   const auto size = fs::file_size(path, ec);
   if (ec) throw InputError(path, "cannot read the file size: " + ec.message());
   if (size == 0) throw InputError(path, "the file is empty (0 bytes)");

@@ -24,6 +24,8 @@ ParamTree load_param_file(const std::string& path) {
   const auto status = std::filesystem::status(path, ec);
   if (!std::filesystem::exists(status)) throw UsageError(path, "parameter file not found");
   if (std::filesystem::is_directory(status)) throw UsageError(path, "is a directory, not a parameter file");
+  // Opening a pipe would wait for a writer for ever.
+  if (!std::filesystem::is_regular_file(status)) throw UsageError(path, "is not a regular file (a pipe, socket or device)");
   plan_input(path, "the parameter file (--params)");
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;

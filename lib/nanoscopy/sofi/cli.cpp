@@ -5,6 +5,7 @@
 
 #include "nanoscopy/cluster/frame_job.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
+#include "nanoscopy/core/clip_text.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/sofi/balanced_output.hpp"
@@ -27,7 +28,7 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& opti
       used = 0;
     }
     if (used == 0 || used != item.size())
-      throw UsageError(option, "expected comma-separated whole numbers such as 2,3,4 (got '" + text + "')");
+      throw UsageError(option, "expected comma-separated whole numbers such as 2,3,4 (got '" + clip_text(text) + "')");
     out.push_back(value);
   }
   return out;
@@ -37,9 +38,14 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& opti
 
 SofiProblemOptions sofi_problem_options_from(const Params& p) {
   SofiProblemOptions o;
-  o.orders = parse_int_list(p.get_string("SOFI/orders"), "--orders");
+  // A bad list is named where it was given: the option, or the parameter file's line.
+  const auto where = [&](const char* path, const char* option) {
+    const ParamSource& source = p.source(path);
+    return source.file == "default" || source.file.starts_with("command line") ? std::string(option) : source.describe();
+  };
+  o.orders = parse_int_list(p.get_string("SOFI/orders"), where("SOFI/orders", "--orders"));
   const std::string lags = p.get_string("SOFI/lags");
-  if (!lags.empty()) o.lags = parse_int_list(lags, "--lags");
+  if (!lags.empty()) o.lags = parse_int_list(lags, where("SOFI/lags", "--lags"));
   o.cross = p.get_bool("SOFI/cross");
   o.moments = p.get_bool("SOFI/moments");
   o.psf_sigma = p.get_real("SOFI/psf sigma");

@@ -106,7 +106,12 @@ std::unique_ptr<LocalizationReader> open_localization_reader(const std::string& 
   if (!(options.pixel_size_nm >= 0) || !std::isfinite(options.pixel_size_nm))
     throw UsageError(path, "the pixel size must be a positive number of nm");
   std::error_code ec;
-  if (!std::filesystem::exists(input_path(path, "the localizations"), ec)) throw InputError(path, "no such file");
+  const std::string source = input_path(path, "the localizations");
+  if (!std::filesystem::exists(source, ec)) throw InputError(path, "no such file");
+  // Opening a pipe would wait for a writer for ever.
+  if (!std::filesystem::is_regular_file(source, ec))
+    throw InputError(path, std::filesystem::is_directory(source, ec) ? "is a directory, expected a localization file"
+                                                                    : "is not a regular file (a pipe, socket or device)");
   switch (f) {
     case LocFormat::thunderstorm_csv:
       return detail::open_thunderstorm_reader(path, options.pixel_size_nm);

@@ -123,6 +123,15 @@ std::vector<RccSegment> rcc_segments(std::int64_t frames, std::int64_t segment_f
                                 std::to_string(segment_frames) +
                                 " frames; RCC needs at least 2: give a smaller --segment or --undrift-segment (at most " +
                                 std::to_string(std::max<std::int64_t>(frames * 2 / 3, 1)) + ")");
+  // Every pair of segments is one correlation: n(n-1)/2 of them. 256 segments are 32,640 (minutes on a
+  // CPU); --segment 1 on 400 frames would be 79,800 and on 100,000 frames 5e9, which never ends.
+  constexpr std::int64_t max_segments = 256;
+  if (n > max_segments)
+    throw UsageError(where, std::to_string(frames) + " frames in segments of " + std::to_string(segment_frames) +
+                                " make " + std::to_string(n) + " segments and " + std::to_string(n * (n - 1) / 2) +
+                                " correlations; RCC takes at most " + std::to_string(max_segments) +
+                                " segments: give a segment of at least " +
+                                std::to_string((frames + max_segments - 1) / max_segments) + " frames");
   std::vector<RccSegment> segments(static_cast<std::size_t>(n));
   for (std::int64_t k = 0; k < n; ++k) {
     RccSegment& s = segments[static_cast<std::size_t>(k)];
