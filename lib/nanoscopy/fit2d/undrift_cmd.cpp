@@ -105,9 +105,10 @@ void run_fit2d_undrift(const Fit2dUndriftOptions& o, ToolContext& ctx, std::ostr
   // The segments over these frames, named by the option that set them (as the pipeline checks them).
   {
     const ParamSource& source = ctx.params.source("Undrift/segment");
-    check_undrift_frames(us, frames, source.file == "default" || source.file.starts_with("command line")
-                                         ? "--segment"
-                                         : source.describe());
+    check_undrift_frames(us, frames,
+                         o.input + ", " +
+                             (source.file == "default" || source.file.starts_with("command line") ? "--segment"
+                                                                                                  : source.describe()));
   }
 
   RccResult r;
