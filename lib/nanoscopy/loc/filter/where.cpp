@@ -117,14 +117,15 @@ class Parser {
   }
   // Recursion guard of the descent: one level per '(' or function, prefix operator or comparison.
   struct Level {
-    explicit Level(Parser& p) : p_(p) {
-      if (++p_.level_ > kMaxWhereDepth)
-        p_.fail("the expression nests too deeply (more than " + std::to_string(kMaxWhereDepth) + " levels of parentheses, functions and operators)");
+    explicit Level(Parser& p) : parser(p) {
+      if (++parser.level_ > kMaxWhereDepth)
+        parser.fail("the expression nests too deeply (more than " + std::to_string(kMaxWhereDepth) +
+                    " levels of parentheses, functions and operators)");
     }
-    ~Level() { --p_.level_; }
+    ~Level() { --parser.level_; }
     Level(const Level&) = delete;
     Level& operator=(const Level&) = delete;
-    Parser& p_;
+    Parser& parser;
   };
   // A node's depth; the tree's depth is bounded as the descent's is (a + a + … builds depth by iteration).
   std::unique_ptr<Node> checked(std::unique_ptr<Node> n) {
