@@ -23,6 +23,17 @@
 namespace nanoscopy::detail {
 namespace {
 
+// Rows of a Picasso table arrive in frame order and inside the movie (the writers' shared rule).
+void check_frame_order(const std::string& file, std::int64_t frame, std::int64_t frames, std::int64_t& last_frame) {
+  if (frame < 0 || frame >= frames)
+    throw OutputError(file, "localization in frame " + std::to_string(frame) + " outside the movie's " +
+                                std::to_string(frames) + " frames");
+  if (frame < last_frame)
+    throw OutputError(file, "localizations must arrive sorted by frame: frame " + std::to_string(frame) +
+                                " after frame " + std::to_string(last_frame));
+  last_frame = frame;
+}
+
 namespace fs = std::filesystem;
 
 enum PicassoColumn {
@@ -96,13 +107,7 @@ class PicassoWriter final : public LocalizationWriter {
     const auto width = static_cast<float>(ctx_.width);
     const auto height = static_cast<float>(ctx_.height);
     for (const Localization& l : locs) {
-      if (l.frame < 0 || l.frame >= ctx_.frames)
-        throw OutputError(files_[0], "localization in frame " + std::to_string(l.frame) + " outside the movie's " +
-                                         std::to_string(ctx_.frames) + " frames");
-      if (l.frame < last_frame_)
-        throw OutputError(files_[0], "localizations must arrive sorted by frame: frame " + std::to_string(l.frame) +
-                                         " after frame " + std::to_string(last_frame_));
-      last_frame_ = l.frame;
+      check_frame_order(files_[0], l.frame, ctx_.frames, last_frame_);
       // Picasso's rules apply to the values as stored (float32).
       float v[kCount];
       v[kX] = static_cast<float>(l.x);
@@ -239,13 +244,7 @@ class PicassoWriter final : public LocalizationWriter {
     const auto has = [&](Source s) { return has_[static_cast<int>(s)]; };
     for (const Localization& l : locs) {
       const std::size_t index = next_row_++;
-      if (l.frame < 0 || l.frame >= ctx_.frames)
-        throw OutputError(files_[0], "localization in frame " + std::to_string(l.frame) + " outside the movie's " +
-                                         std::to_string(ctx_.frames) + " frames");
-      if (l.frame < last_frame_)
-        throw OutputError(files_[0], "localizations must arrive sorted by frame: frame " + std::to_string(l.frame) +
-                                         " after frame " + std::to_string(last_frame_));
-      last_frame_ = l.frame;
+      check_frame_order(files_[0], l.frame, ctx_.frames, last_frame_);
       bool finite = true;
       for (std::size_t c = 0; c < plan_.size(); ++c) {
         row[c] = value_of(plan_[c], l, index);
