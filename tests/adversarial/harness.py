@@ -26,7 +26,9 @@ from dataclasses import dataclass
 from typing import Callable, Optional, Sequence, Union
 
 MAX_LINE = 2048  # bytes: an error line that quotes a 50 MB field is not one line a person can read
-DEFAULT_TIMEOUT = 10.0  # seconds; every case runs on 32x32 inputs of a few frames (under 1 s each here)
+# seconds; every case runs on 32x32 inputs of a few frames (under 1 s each here). Under ASan + UBSan
+# (scripts/test-sanitize sets NANOSCOPY_SANITIZER_RUN) the tools run several times slower: four times the room.
+DEFAULT_TIMEOUT = 10.0 * (4 if os.environ.get("NANOSCOPY_SANITIZER_RUN") else 1)
 
 
 @dataclass
