@@ -7,6 +7,7 @@
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/clip_text.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/sofi/balanced_output.hpp"
 #include "nanoscopy/sofi/cumulant_job.hpp"
@@ -67,6 +68,7 @@ void run_sofi_cli(const SofiCliOptions& options, ToolContext& ctx, std::ostream&
 
 void run_sofi_merge(const SofiMergeOptions& options, ToolContext& ctx, std::ostream& out) {
   if (options.output.empty()) throw UsageError("sofi merge", "give the output image with -o OUT.tif");
+  plan_output(options.output, "the SOFI image (-o)");
   check_sofi_output(options.output, true);
   const SofiPartial merged = merge_sofi_partials(options.parts, sofi_threads());
   const SofiProblem problem = make_sofi_problem(merged.width, merged.height, merged.options);

@@ -100,10 +100,12 @@ void SofiCumulantJob::check_outputs() {
   if (job_.part()) {
     if (split_ != "none") throw UsageError("--partial", "partial sums cannot be split (--split); merge first");
     if (!post_.empty()) throw UsageError("--partial", "--post-smre applies to the merged image: give it to sofi merge");
+    plan_output(options_.partial, "the part file (--partial)");
     check_sofi_output(options_.partial, false);
     return;
   }
   output_ = options_.output.empty() ? sibling_path(info_.path, "_sofi.tif") : options_.output;
+  plan_output(output_, "the SOFI image (-o)");
   check_sofi_output(output_, true);
   if (job_.mpi() && split_ != "none") throw UsageError("mpirun", "--split runs in one process; start it without mpirun");
   // Every file of the run, checked against every file it reads before any work (core/run_files.hpp).
@@ -112,7 +114,8 @@ void SofiCumulantJob::check_outputs() {
   for (const auto& plane : problem_.planes) max_order = std::max(max_order, plane.order);
   for (const auto& sequence : sequences_for(split_, job_.range)) {
     const std::string path = sequence.suffix.empty() ? output_ : sibling_path(output_, sequence.suffix + ext);
-    const std::string what = sequence.suffix.empty() ? "the SOFI image" : "the SOFI image of --split (" + sequence.suffix + ")";
+    const std::string what =
+        sequence.suffix.empty() ? "the SOFI image (-o)" : "the SOFI image of --split (" + sequence.suffix + ")";
     for (const auto& file : sofi_image_files(path, problem_)) plan_output(file, what);
     if (balanced_.enabled)
       for (const auto& file : balanced_files(path, max_order)) plan_output(file, "the balanced SOFI image (--balanced)");
