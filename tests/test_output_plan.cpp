@@ -259,7 +259,7 @@ TEST_CASE("SIGHUP (the terminal or SSH session closed) removes the pending outpu
     ::_exit(127);
   }
   // Once its output is open (its lock is there), hang up.
-  for (int i = 0; i < 400 && !fs::exists(dir / ".r.tif.lock"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 3000 && !fs::exists(dir / ".r.tif.lock"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ::kill(child, SIGHUP);
   int status = 0;
   ::waitpid(child, &status, 0);
