@@ -2,24 +2,12 @@
 
 #include <algorithm>
 #include <fstream>
-#include <iomanip>
 #include <sstream>
 #include <vector>
 
 #include "nanoscopy/io/stack_reader.hpp"
 
 namespace nanoscopy {
-
-void Fnv::add(const void* data, std::size_t n) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (std::size_t i = 0; i < n; ++i) h_ = (h_ ^ p[i]) * 1099511628211ull;
-}
-
-std::string Fnv::hex() const {
-  std::ostringstream out;
-  out << std::hex << std::setw(16) << std::setfill('0') << h_;
-  return out.str();
-}
 
 std::string stack_fingerprint(StackReader& reader) {
   const StackInfo& info = reader.info();

@@ -5,22 +5,11 @@
 #include <cstdint>
 #include <string>
 
+#include "nanoscopy/core/fnv.hpp"
+
 namespace nanoscopy {
 
 class StackReader;
-
-// FNV-1a, 64 bit: a fingerprint, not a security measure.
-class Fnv {
- public:
-  void add(const void* data, std::size_t n);
-  void add(const std::string& s) { add(s.data(), s.size()); }
-  void add(std::int64_t v) { add(&v, sizeof v); }
-  void add(double v) { add(&v, sizeof v); }
-  std::string hex() const;  // 16 hex digits
-
- private:
-  std::uint64_t h_ = 1469598103934665603ull;
-};
 
 // Frames a whole-movie fingerprint reads.
 inline constexpr std::int64_t kFingerprintFrames = 32;

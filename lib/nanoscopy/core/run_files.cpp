@@ -14,12 +14,12 @@
 #include <cstring>
 #include <fstream>
 #include <random>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/fnv.hpp"
 
 namespace nanoscopy {
 
@@ -32,19 +32,14 @@ RunFiles* g_current = nullptr;
 // Longest file name most file systems take (ext4, XFS, Lustre, GPFS, NFS exports of them).
 constexpr std::size_t kNameMax = 255;
 
-std::uint64_t fnv1a(std::string_view bytes, std::uint64_t h = 14695981039346656037ull) {
-  for (const unsigned char c : bytes) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
+std::string hash_of(const std::string& text) {
+  Fnv f;
+  f.add(text);
+  return f.hex();
 }
 
-std::string hex16(std::uint64_t v) {
-  std::array<char, 17> text{};
-  std::snprintf(text.data(), text.size(), "%016llx", static_cast<unsigned long long>(v));
-  return text.data();
-}
+// Paths compared as names: absolute, without "." and "..".
+fs::path name_key(const fs::path& path) { return fs::absolute(path).lexically_normal(); }
 
 // The first `limit` bytes of `name`, not cut inside a UTF-8 sequence.
 std::string utf8_prefix(const std::string& name, std::size_t limit) {
@@ -59,7 +54,7 @@ std::string utf8_prefix(const std::string& name, std::size_t limit) {
 std::string hidden_name(const std::string& name, const std::string& suffix, std::size_t reserve) {
   const std::size_t room = kNameMax - 1 - suffix.size() - reserve;
   if (name.size() <= room) return "." + name + suffix;
-  return "." + utf8_prefix(name, room - 17) + "~" + hex16(fnv1a(name)) + suffix;
+  return "." + utf8_prefix(name, room - 17) + "~" + hash_of(name) + suffix;
 }
 
 std::string host_part() { return ".part-" + run_host_name() + "-"; }
@@ -69,14 +64,21 @@ bool same_file(const fs::path& a, const fs::path& b) {
   const fs::path ca = fs::weakly_canonical(fs::absolute(a), ec1);
   const fs::path cb = fs::weakly_canonical(fs::absolute(b), ec2);
   if (!ec1 && !ec2 && ca == cb) return true;
-  if (ec1 || ec2) {
-    if (fs::absolute(a).lexically_normal() == fs::absolute(b).lexically_normal()) return true;
-  }
+  if ((ec1 || ec2) && name_key(a) == name_key(b)) return true;
   struct stat sa {}, sb {};
   return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 bool process_dead(long pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
+
+// Who holds a lock file: "HOST PID" (RunFiles::lock writes it); false when it does not read so.
+bool lock_owner(const fs::path& lock_file, std::string& host, long& pid) {
+  std::ifstream in(lock_file);
+  return static_cast<bool>(in >> host >> pid);
+}
+
+// The manifest beside a run's main output: "<stem>.run.json".
+std::string manifest_file_name(const fs::path& main_output) { return main_output.stem().string() + ".run.json"; }
 
 // An MPI rank other than 0 (from the launcher's environment: the tools start MPI later).
 bool secondary_mpi_rank() {
@@ -89,9 +91,12 @@ bool secondary_mpi_rank() {
 
 std::string new_generation() {
   std::random_device random;
-  const auto now = static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
-  const std::uint64_t r = (static_cast<std::uint64_t>(random()) << 32) ^ random();
-  return hex16(r ^ fnv1a(std::to_string(now) + run_host_name() + std::to_string(::getpid())));
+  Fnv f;
+  f.add(static_cast<std::int64_t>((static_cast<std::uint64_t>(random()) << 32) ^ random()));
+  f.add(static_cast<std::int64_t>(std::chrono::system_clock::now().time_since_epoch().count()));
+  f.add(run_host_name());
+  f.add(static_cast<std::int64_t>(::getpid()));
+  return f.hex();
 }
 
 // A file's size and a fingerprint of 16 blocks of 4 kB spread over it: a file replaced by another
@@ -108,17 +113,18 @@ FileMark mark_of(const fs::path& path) {
   std::error_code ec;
   m.bytes = fs::file_size(path, ec);
   constexpr std::uintmax_t block = 4096, blocks = 16;
-  std::uint64_t h = fnv1a(std::to_string(m.bytes));
+  Fnv f;
+  f.add(std::to_string(m.bytes));
   std::string buffer(block, '\0');
   for (std::uintmax_t i = 0; i < blocks; ++i) {
     const std::uintmax_t at = m.bytes <= block ? 0 : (m.bytes - block) * i / (blocks - 1);
     in.seekg(static_cast<std::streamoff>(at));
     in.read(buffer.data(), static_cast<std::streamsize>(block));
-    h = fnv1a(std::string_view(buffer.data(), static_cast<std::size_t>(in.gcount())), h);
+    f.add(buffer.data(), static_cast<std::size_t>(in.gcount()));
     in.clear();
     if (m.bytes <= block) break;
   }
-  m.fingerprint = hex16(h);
+  m.fingerprint = f.hex();
   return m;
 }
 
@@ -126,7 +132,7 @@ FileMark mark_of(const fs::path& path) {
 // temporary files `.NAME.part-HOST-PID` and their locks `.NAME.lock` holding "HOST PID", when that
 // PID is gone. Another host's files are never touched: its PIDs mean nothing here.
 void remove_stale_run_files(const fs::path& dir) {
-  const std::string part = ".part-" + run_host_name() + "-";
+  const std::string part = host_part();
   std::error_code ec;
   for (fs::directory_iterator it(dir.empty() ? fs::path(".") : dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
@@ -136,10 +142,8 @@ void remove_stale_run_files(const fs::path& dir) {
       const std::string digits = name.substr(at + part.size());
       if (digits.empty() || digits.size() > 10 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
       pid = std::stol(digits);
-    } else if (name.ends_with(".lock")) {
-      std::ifstream in(it->path());
-      std::string host;
-      if (!(in >> host >> pid) || host != run_host_name()) continue;
+    } else if (std::string host; name.ends_with(".lock")) {
+      if (!lock_owner(it->path(), host, pid) || host != run_host_name()) continue;
     } else {
       continue;
     }
@@ -159,7 +163,7 @@ const std::string& run_host_name() {
     std::string h(buffer.data());
     for (char& c : h)
       if (c == '/' || c == ' ' || static_cast<unsigned char>(c) < 32) c = '_';
-    return h.size() > 32 ? h.substr(0, 15) + "~" + hex16(fnv1a(h)) : h;
+    return h.size() > 32 ? h.substr(0, 15) + "~" + hash_of(h) : h;
   }();
   return host;
 }
@@ -198,13 +202,13 @@ const RunFiles* recorded_run() {
 fs::path RunFiles::manifest_path() const {
   const std::lock_guard guard(mutex_);
   if (outputs_.empty()) return {};
-  return outputs_.front().path.parent_path() / (outputs_.front().path.stem().string() + ".run.json");
+  return outputs_.front().path.parent_path() / manifest_file_name(outputs_.front().path);
 }
 
 std::string RunFiles::manifest_name() const {
   const std::lock_guard guard(mutex_);
   if (outputs_.size() < 2) return "";  // one file is no set: nothing to name (and its bytes stay the same)
-  return outputs_.front().path.stem().string() + ".run.json";
+  return manifest_file_name(outputs_.front().path);
 }
 
 bool RunFiles::is_input(const fs::path& path) const {
@@ -214,16 +218,9 @@ bool RunFiles::is_input(const fs::path& path) const {
   return false;
 }
 
-bool RunFiles::is_output(const fs::path& path) const {
-  const std::lock_guard guard(mutex_);
-  for (const File& out : outputs_)
-    if (fs::absolute(out.path).lexically_normal() == fs::absolute(path).lexically_normal()) return true;
-  return false;
-}
-
 void RunFiles::note_written(const fs::path& path) {
   const std::lock_guard guard(mutex_);
-  written_.push_back(fs::absolute(path).lexically_normal());
+  written_.push_back(name_key(path));
 }
 
 void RunFiles::add_input(const fs::path& path, const std::string& what) {
@@ -239,9 +236,9 @@ void RunFiles::add_input(const fs::path& path, const std::string& what) {
 void RunFiles::add_output(const fs::path& path, const std::string& what, bool confirm) {
   const std::lock_guard guard(mutex_);
   if (path.empty()) return;
-  const fs::path key = fs::absolute(path).lexically_normal();
+  const fs::path key = name_key(path);
   for (const File& out : outputs_) {
-    if (fs::absolute(out.path).lexically_normal() != key) continue;
+    if (name_key(out.path) != key) continue;
     // A writer confirming a declared output, or a step declaring its files again once the plan is
     // checked (fit2d's chain declared them, then runs the step), is the same output; two roles for
     // one name in the plan are two outputs in one file.
@@ -260,7 +257,7 @@ void RunFiles::add_output(const fs::path& path, const std::string& what, bool co
 
 void RunFiles::clean_directory(const fs::path& output) {
   const fs::path dir = output.has_parent_path() ? output.parent_path() : fs::path(".");
-  const fs::path key = fs::absolute(dir).lexically_normal();
+  const fs::path key = name_key(dir);
   if (std::find(cleaned_.begin(), cleaned_.end(), key) != cleaned_.end()) return;
   cleaned_.push_back(key);
   remove_stale_run_files(dir);
@@ -271,7 +268,7 @@ void RunFiles::check_input_against_outputs(const File& in) const {
     if (!same_file(out.path, in.path)) continue;
     // The run reading back what it wrote (fit2d --undrift reads the new localizations) is no clash.
     if (pending_output_path(out.path)) continue;
-    if (std::find(written_.begin(), written_.end(), fs::absolute(out.path).lexically_normal()) != written_.end()) continue;
+    if (std::find(written_.begin(), written_.end(), name_key(out.path)) != written_.end()) continue;
     throw UsageError(out.path.string(), out.what + " would write over " + in.what + " (" + in.path.string() +
                                             "), which this run reads: name the output differently");
   }
@@ -310,15 +307,14 @@ void RunFiles::lock(const fs::path& path) {
     }
     if (errno != EEXIST)
       throw OutputError(path.string(), "cannot create the lock file " + lock_file.string() + ": " + std::strerror(errno));
-    std::ifstream in(lock_file);
     std::string host;
     long pid = 0;
-    in >> host >> pid;
-    if (attempt == 0 && in && host == run_host_name() && process_dead(pid)) {
+    const bool readable = lock_owner(lock_file, host, pid);
+    if (attempt == 0 && readable && host == run_host_name() && process_dead(pid)) {
       ::unlink(lock_file.c_str());  // its run was killed on this host: take it over
       continue;
     }
-    const std::string who = in ? "host " + host + ", PID " + std::to_string(pid) : "an unreadable lock";
+    const std::string who = readable ? "host " + host + ", PID " + std::to_string(pid) : "an unreadable lock";
     throw OutputError(path.string(), "another run is writing it (" + who + ", lock file " + lock_file.string() +
                                          "): wait for that run, or remove the lock file if it is gone");
   }

@@ -69,8 +69,6 @@ class RunFiles {
   // The manifest's file name (no directory) once the run has two outputs or more, else "".
   std::string manifest_name() const;
   std::filesystem::path manifest_path() const;
-  // Whether `path` is an output of this run (its final name).
-  bool is_output(const std::filesystem::path& path) const;
   // Whether `path` is a file this run reads (declared or opened so far).
   bool is_input(const std::filesystem::path& path) const;
   // An output renamed into place before commit(): the run may read it back.

@@ -63,10 +63,7 @@ void check_fit2d_postprocess(const Fit2dPostprocess& steps, const Params& p, std
     try {
       static_cast<void>(render_geometry(render));
     } catch (const UsageError& e) {
-      const ParamSource& source = p.source("Render/pixel");
-      throw UsageError(source.file == "default" || source.file.starts_with("command line") ? "--render-pixel"
-                                                                                           : source.describe(),
-                       e.what());
+      throw UsageError(p.source("Render/pixel").named("--render-pixel"), e.what());
     }
   }
 }

@@ -91,13 +91,7 @@ void run_fit2d_render(const Fit2dRenderOptions& o, ToolContext& ctx, std::ostrea
   std::int64_t total = 0;
   bool has_z = false;  // 2D files (no z column) read z = 0
   while (reader->read(chunk, kChunkRows)) {
-    // A row beyond the frames its metadata declares is the file's fault, as read_localization_file says.
-    if (info.frames > 0)
-      for (std::size_t i = 0; i < chunk.size(); ++i)
-        if (chunk[i].frame >= info.frames)
-          throw InputError(o.input, "row " + std::to_string(total + static_cast<std::int64_t>(i) + 1) + " is in frame " +
-                                        std::to_string(chunk[i].frame) + ", beyond the " + std::to_string(info.frames) +
-                                        " frames of its metadata");
+    check_frames_within(o.input, info.frames, chunk, total);
     total += static_cast<std::int64_t>(chunk.size());
     if (color_z && !has_z)
       has_z = std::any_of(chunk.begin(), chunk.end(), [](const Localization& l) { return l.z != 0 && std::isfinite(l.z); });

@@ -27,10 +27,7 @@ double rms_nm(const std::vector<double>& v, double pixel_nm) {
 // How the user gave `path`: the option as typed ("--undrift-pixel"), the file's line, or `fallback` (default).
 RccOption rcc_option(const Params& p, const std::string& path, const std::string& fallback) {
   const ParamSource& source = p.source(path);
-  if (source.file == "default") return {fallback, false};
-  const std::string command_line = "command line ";
-  if (source.file.rfind(command_line, 0) == 0) return {source.file.substr(command_line.size()), true};
-  return {source.describe(), true};
+  return {source.named(fallback), source.file != "default"};
 }
 
 }  // namespace
@@ -103,13 +100,7 @@ void run_fit2d_undrift(const Fit2dUndriftOptions& o, ToolContext& ctx, std::ostr
   std::int64_t frames = file.frames;
   for (const Localization& l : file.locs) frames = std::max(frames, l.frame + 1);
   // The segments over these frames, named by the option that set them (as the pipeline checks them).
-  {
-    const ParamSource& source = ctx.params.source("Undrift/segment");
-    check_undrift_frames(us, frames,
-                         o.input + ", " +
-                             (source.file == "default" || source.file.starts_with("command line") ? "--segment"
-                                                                                                  : source.describe()));
-  }
+  check_undrift_frames(us, frames, o.input + ", " + ctx.params.source("Undrift/segment").named("--segment"));
 
   RccResult r;
   if (rcc) {

@@ -19,6 +19,13 @@ std::string ParamSource::describe() const {
   return line > 0 ? file + ":" + std::to_string(line) : file;
 }
 
+std::string ParamSource::named(const std::string& fallback) const {
+  if (file == "default") return fallback;
+  const std::string command_line = "command line ";
+  if (file.starts_with(command_line)) return file.substr(command_line.size());
+  return describe();
+}
+
 ParamTree load_param_file(const std::string& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);

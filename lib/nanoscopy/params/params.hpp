@@ -33,6 +33,9 @@ struct ParamSource {
   std::string file;              // file path, or "command line ..." or "default"
   int line = 0;                  // 1-based line in the file; 0 when not applicable
   std::string describe() const;  // "file:line" or "file"
+  // Where an error about the value points: the option as the user typed it ("--undrift-pixel"), the
+  // parameter file's line, or `fallback` (the option's name) for a default.
+  std::string named(const std::string& fallback) const;
 };
 
 struct ParamEntry {

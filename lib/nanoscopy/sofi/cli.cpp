@@ -40,13 +40,9 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& opti
 SofiProblemOptions sofi_problem_options_from(const Params& p) {
   SofiProblemOptions o;
   // A bad list is named where it was given: the option, or the parameter file's line.
-  const auto where = [&](const char* path, const char* option) {
-    const ParamSource& source = p.source(path);
-    return source.file == "default" || source.file.starts_with("command line") ? std::string(option) : source.describe();
-  };
-  o.orders = parse_int_list(p.get_string("SOFI/orders"), where("SOFI/orders", "--orders"));
+  o.orders = parse_int_list(p.get_string("SOFI/orders"), p.source("SOFI/orders").named("--orders"));
   const std::string lags = p.get_string("SOFI/lags");
-  if (!lags.empty()) o.lags = parse_int_list(lags, where("SOFI/lags", "--lags"));
+  if (!lags.empty()) o.lags = parse_int_list(lags, p.source("SOFI/lags").named("--lags"));
   o.cross = p.get_bool("SOFI/cross");
   o.moments = p.get_bool("SOFI/moments");
   o.psf_sigma = p.get_real("SOFI/psf sigma");

@@ -31,6 +31,17 @@ std::string lower(std::string s) {
   return s;
 }
 
+// The table and its .yaml, declared to the run's plan by `declare` (plan_output for the tool,
+// confirm_output for the writer), after the .yaml is checked to be replaceable.
+void declare_localization_files(const std::string& path, const std::string& what,
+                                void (*declare)(const std::string&, const std::string&)) {
+  const std::string yaml = detail::localization_yaml_path(path);
+  // A .yaml the run reads (its camera maps, say) is a clash the plan's check names better.
+  if (yaml != path && !planned_input(yaml)) detail::check_replaceable_yaml(yaml, path);
+  declare(path, what);
+  declare(yaml, "the .yaml of " + what);
+}
+
 constexpr const char* kKnownFormats =
     "known: .csv (ThunderSTORM CSV, format csv or thunderstorm), .hdf5 or .h5 (Picasso HDF5 + YAML, format hdf5 or "
     "picasso)";
@@ -64,10 +75,7 @@ std::unique_ptr<LocalizationWriter> create_localization_writer(const std::string
                                                                const LocWriterContext& ctx) {
   const LocFormat f = loc_format_for(path, format);
   // The tool declared them (plan_localization_output); the writer confirms, and checks the .yaml again.
-  const std::string yaml = detail::localization_yaml_path(path);
-  if (yaml != path && !planned_input(yaml)) detail::check_replaceable_yaml(yaml, path);
-  confirm_output(path, "the localizations");
-  confirm_output(yaml, "the .yaml of the localizations");
+  declare_localization_files(path, "the localizations", confirm_output);
   ctx.camera.validate(path);
   switch (f) {
     case LocFormat::thunderstorm_csv:
@@ -86,11 +94,7 @@ void plan_localization_input(const std::string& path) {
 
 void plan_localization_output(const std::string& path, const std::string& format, const std::string& what) {
   static_cast<void>(loc_format_for(path, format));
-  const std::string yaml = detail::localization_yaml_path(path);
-  // A .yaml the run reads (its camera maps, say) is a clash the plan's check names better.
-  if (yaml != path && !planned_input(yaml)) detail::check_replaceable_yaml(yaml, path);
-  plan_output(path, what);
-  plan_output(yaml, "the .yaml of " + what);
+  declare_localization_files(path, what, plan_output);
 }
 
 LocWriteCounts write_localizations(const std::string& path, const std::string& format, const LocWriterContext& ctx,
@@ -126,16 +130,23 @@ LocalizationFile read_localization_file(const std::string& path, const LocReadOp
   LocalizationFile file = reader->info();
   if (reader->rows() > 0) file.locs.reserve(static_cast<std::size_t>(reader->rows()));
   std::vector<Localization> chunk;
-  while (reader->read(chunk, std::size_t{1} << 16)) file.locs.insert(file.locs.end(), chunk.begin(), chunk.end());
+  while (reader->read(chunk, std::size_t{1} << 16)) {
+    check_frames_within(path, file.frames, chunk, static_cast<std::int64_t>(file.locs.size()));
+    file.locs.insert(file.locs.end(), chunk.begin(), chunk.end());
+  }
   if (file.format == LocFormat::picasso_hdf5) detail::read_picasso_extra_columns(path, file.carried);
-  // A row beyond the frames its metadata declares is the file's fault (not the output's, when it is written).
-  if (file.frames > 0)
-    for (std::size_t i = 0; i < file.locs.size(); ++i)
-      if (file.locs[i].frame >= file.frames)
-        throw InputError(path, "row " + std::to_string(i + 1) + " is in frame " + std::to_string(file.locs[i].frame) +
-                                   ", beyond the " + std::to_string(file.frames) + " frames of its metadata (" +
-                                   std::filesystem::path(detail::localization_yaml_path(path)).filename().string() + ")");
   return file;
+}
+
+void check_frames_within(const std::string& path, std::int64_t frames, std::span<const Localization> rows,
+                         std::int64_t first_row) {
+  if (frames <= 0) return;  // the file does not say
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].frame >= frames)
+      throw InputError(path, "row " + std::to_string(first_row + static_cast<std::int64_t>(i) + 1) + " is in frame " +
+                                 std::to_string(rows[i].frame) + ", beyond the " + std::to_string(frames) +
+                                 " frames of its metadata (" +
+                                 std::filesystem::path(detail::localization_yaml_path(path)).filename().string() + ")");
 }
 
 bool CarriedMetadata::has(const std::string& field) const {

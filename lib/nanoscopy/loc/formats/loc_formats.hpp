@@ -255,6 +255,12 @@ class LocalizationReader {
 
 std::unique_ptr<LocalizationReader> open_localization_reader(const std::string& path, const LocReadOptions& options = {});
 
+// A row beyond the `frames` a file's metadata declares (0: it does not say) is the file's fault, not the
+// output's when it is written: InputError naming `path`, the row (`first_row` counts the rows before
+// `rows`) and its frame. read_localization_file checks every row; a chunked reader's caller each chunk.
+void check_frames_within(const std::string& path, std::int64_t frames, std::span<const Localization> rows,
+                         std::int64_t first_row);
+
 // The rows only. pixel_size_nm as in LocReadOptions (required for CSV).
 std::vector<Localization> read_localizations(const std::string& path, double pixel_size_nm = 0);
 
