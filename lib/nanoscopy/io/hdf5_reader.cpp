@@ -228,17 +228,22 @@ h5::Id dataset_access_for(hid_t file, const std::string& name) {
   std::array<hsize_t, 3> dims{}, chunk{};
   H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
   if (H5Pget_chunk(dcpl.get(), rank, chunk.data()) != rank) return dapl;
-  std::size_t chunk_bytes = H5Tget_size(type.get());
-  for (int i = 0; i < rank; ++i) chunk_bytes *= chunk[static_cast<std::size_t>(i)];
-  std::size_t chunks_per_plane = 1;
+  // Sizes in double: the dimensions come from the file and their products may not fit 64 bits.
+  double chunk_bytes = static_cast<double>(H5Tget_size(type.get()));
+  for (int i = 0; i < rank; ++i) chunk_bytes *= static_cast<double>(chunk[static_cast<std::size_t>(i)]);
+  double chunks_per_plane = 1;
   for (int i = rank - 2; i < rank; ++i) {
     const auto d = static_cast<std::size_t>(i);
-    chunks_per_plane *= static_cast<std::size_t>((dims[d] + chunk[d] - 1) / std::max<hsize_t>(chunk[d], 1));
+    chunks_per_plane *= std::ceil(static_cast<double>(dims[d]) / static_cast<double>(std::max<hsize_t>(chunk[d], 1)));
   }
-  constexpr std::size_t min_bytes = std::size_t{1} << 20, max_bytes = std::size_t{512} << 20;
-  const std::size_t bytes = std::clamp(chunks_per_plane * chunk_bytes + chunk_bytes, min_bytes, max_bytes);
-  const std::size_t slots = std::max<std::size_t>(521, chunks_per_plane * 20 + 1);
-  H5Pset_chunk_cache(dapl.get(), slots, bytes, 1.0);
+  constexpr double min_bytes = 1 << 20, max_bytes = 512.0 * (1 << 20);
+  const double bytes = std::clamp(chunks_per_plane * chunk_bytes + chunk_bytes, min_bytes, max_bytes);
+  // About 20 hash slots per chunk the cache can hold (HDF5's advice), never per chunk
+  // of the plane: a sparse 10^6 x 10^6 dataset has 4e9 chunks, and HDF5 allocates
+  // its slot table when the dataset is opened.
+  const double cached_chunks = std::min(chunks_per_plane, std::floor(bytes / std::max(chunk_bytes, 1.0))) + 1;
+  const auto slots = static_cast<std::size_t>(std::max(521.0, cached_chunks * 20 + 1));
+  H5Pset_chunk_cache(dapl.get(), slots, static_cast<std::size_t>(bytes), 1.0);
   return dapl;
 }
 
