@@ -3,6 +3,7 @@
 // and the awkward cases (borders, empty and NaN frames, one frame, bad input).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -132,7 +133,7 @@ TEST_CASE("fit2d --estimator mle|wlsq: photons from the camera, the CRLB as prec
   CHECK(mle_lpx > 0.3 * ml.rms);
   CHECK(mle_lpx < 1.5 * ml.rms);
 
-  // Picasso HDF5: a likelihood field for mle (Picasso's MLE layout), none for lsq.
+  // Picasso HDF5: gaussmle's fields for mle (log_likelihood, iterations, the bounds), gausslq's for lsq.
   for (const std::string est : {"lsq", "mle"}) {
     const auto h5 = (dir / (est + ".hdf5")).string();
     const auto r = run_tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote(h5) + kCamera +
@@ -141,8 +142,36 @@ TEST_CASE("fit2d --estimator mle|wlsq: photons from the camera, the CRLB as prec
     REQUIRE(r.exit_code == 0);
     const auto back = read_localizations(h5, 108.0);
     REQUIRE(!back.empty());
-    CHECK(std::isfinite(back[0].likelihood) == (est == "mle"));
-    if (est == "mle") CHECK(back[0].likelihood < 0);
+    const bool mle = est == "mle";
+    CHECK(std::isfinite(back[0].log_likelihood) == mle);
+    CHECK(std::isfinite(back[0].photons_unc) == mle);
+    if (!mle) continue;
+    // Each bound near its parameter's scatter scale and below its value; the likelihood ratio ≤ 0 up to noise.
+    std::vector<double> ll, photons_rel, bg_rel, sx_unc;
+    for (const auto& l : back) {
+      ll.push_back(l.log_likelihood);
+      photons_rel.push_back(l.photons_unc / l.photons);
+      bg_rel.push_back(l.bg_unc / l.background);
+      sx_unc.push_back(l.sx_unc);
+      CHECK(l.iterations >= 1);
+      CHECK(l.sy_unc == l.sx_unc);  // round model: Picasso copies σ's bound into both
+    }
+    const auto median = [](std::vector<double> v) {
+      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+      return v[v.size() / 2];
+    };
+    MESSAGE("mle medians: log_likelihood " << median(ll) << ", photons_unc/photons " << median(photons_rel)
+                                           << ", bg_unc/bg " << median(bg_rel) << ", sx_unc " << median(sx_unc));
+    // 7×7 boxes of Poisson data at the estimate: the saturated-model ratio is about −(49 − 5)/2.
+    CHECK(median(ll) < -5);
+    CHECK(median(ll) > -60);
+    // 1500 photons on 10 background: √CRLB(N) ≈ √N·(a little more than 1) → 2.6–5 %.
+    CHECK(median(photons_rel) > 0.02);
+    CHECK(median(photons_rel) < 0.06);
+    CHECK(median(bg_rel) > 0.02);
+    CHECK(median(bg_rel) < 0.3);
+    CHECK(median(sx_unc) > 0.005);
+    CHECK(median(sx_unc) < 0.1);
   }
 }
 

@@ -76,8 +76,8 @@ TEST_CASE("fit2d --calibration: z and lpz in both formats, depth error near the 
     const auto py = run_command("/usr/bin/python3 -c " + shell_quote(
         "import sys, h5py, pandas\n"
         "names = h5py.File(sys.argv[1])['locs'].dtype.names\n"
-        "assert names[11:14] == ('z', 'd_zcalib', 'lpz'), names\n"
-        "assert 'likelihood' in names\n"
+        "assert names[11:17] == ('log_likelihood', 'iterations', 'photons_unc', 'bg_unc', 'sx_unc', 'sy_unc'), names\n"
+        "assert names[17:20] == ('z', 'd_zcalib', 'lpz'), names\n"
         "d = pandas.read_csv(sys.argv[2])\n"
         "assert list(d.columns[:5]) == ['id', 'frame', 'x [nm]', 'y [nm]', 'z [nm]'], list(d.columns)\n"
         "assert 'uncertainty_z [nm]' in d.columns and 'sigma1 [nm]' in d.columns and 'sigma2 [nm]' in d.columns\n"

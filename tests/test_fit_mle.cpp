@@ -286,6 +286,37 @@ TEST_CASE_TEMPLATE_DEFINE("mle on 10,000 Poisson spots: unbiased, at the CRB, it
   // The reported CRLB (at the estimate) within 10 % of the empirical spread.
   CHECK(a.crlb_x == doctest::Approx(a.rms_x).epsilon(0.1));
   CHECK(a.crlb_y == doctest::Approx(a.rms_y).epsilon(0.1));
+  // So do the bounds Picasso's *_unc columns carry: photons (α·2πσ² for the sampled model,
+  // through the covariance of α and σ), the background and σ (σx and σy when elliptical).
+  {
+    constexpr double two_pi = 6.283185307179586;
+    const bool peak = M::shape == ShapeModel::sampled;
+    double e_photons = 0, e_bg = 0, e_sx = 0, e_sy = 0, u_photons = 0, u_bg = 0, u_sx = 0, u_sy = 0, used = 0;
+    for (std::int64_t k = 0; k < spots.count; ++k) {
+      const auto& r = fits[k];
+      if (!converged(r.status)) continue;
+      const Spot& t = spots.truth[k];
+      const double photons = peak ? r.amplitude * two_pi * r.sigma * r.sigma : r.amplitude;
+      const double truth = peak ? t.alpha * two_pi * t.sigma * t.sigma : t.alpha;
+      e_photons += (photons - truth) * (photons - truth);
+      e_bg += (r.background - t.beta) * (r.background - t.beta);
+      e_sx += (r.sigma - t.sigma) * (r.sigma - t.sigma);
+      const double sy = M::shape == ShapeModel::elliptical ? r.sigma_y : r.sigma;
+      e_sy += (sy - t.sigma) * (sy - t.sigma);
+      u_photons += static_cast<double>(r.crlb_photons) * r.crlb_photons;
+      u_bg += static_cast<double>(r.crlb_background) * r.crlb_background;
+      u_sx += static_cast<double>(r.crlb_sigma) * r.crlb_sigma;
+      u_sy += static_cast<double>(r.crlb_sigma_y) * r.crlb_sigma_y;
+      ++used;
+    }
+    const auto ratio = [&](double u, double e) { return std::sqrt(u / used) / std::sqrt(e / used); };
+    MESSAGE(std::string(M::name) << " mle bound/RMS: photons " << ratio(u_photons, e_photons) << ", bg "
+                                 << ratio(u_bg, e_bg) << ", sx " << ratio(u_sx, e_sx) << ", sy " << ratio(u_sy, e_sy));
+    CHECK(ratio(u_photons, e_photons) == doctest::Approx(1).epsilon(0.12));
+    CHECK(ratio(u_bg, e_bg) == doctest::Approx(1).epsilon(0.12));
+    CHECK(ratio(u_sx, e_sx) == doctest::Approx(1).epsilon(0.12));
+    CHECK(ratio(u_sy, e_sy) == doctest::Approx(1).epsilon(0.12));
+  }
 
   // wlsq converges on the same data, somewhat above the bound.
   const auto wfits = fit(spots, Estimator::wlsq);

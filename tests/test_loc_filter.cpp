@@ -55,12 +55,12 @@ TEST_CASE("--where: comparisons, and/or/not, arithmetic, functions, precedence")
   CHECK_FALSE(keeps("(frame == 3 or photons < 0) and lpx > 1", a));
   // A NaN value fails every comparison but !=.
   Localization n = a;
-  n.likelihood = std::numeric_limits<double>::quiet_NaN();
-  CHECK_FALSE(keeps("likelihood > -100", n));
-  CHECK_FALSE(keeps("likelihood < -100", n));
-  CHECK(keeps("likelihood != 0", n));
+  n.log_likelihood = std::numeric_limits<double>::quiet_NaN();
+  CHECK_FALSE(keeps("log_likelihood > -100", n));
+  CHECK_FALSE(keeps("log_likelihood < -100", n));
+  CHECK(keeps("log_likelihood != 0", n));
   CHECK(keeps("photons", a));  // non-zero is true
-  CHECK(WhereFilter::columns().size() == 17);
+  CHECK(WhereFilter::columns().size() == 22);
 }
 
 TEST_CASE("--where: one-line errors naming the option: unknown columns listed, syntax with its position") {
@@ -161,7 +161,8 @@ TEST_CASE("fit2d filter: our 3D file and Picasso's own file, the kept rows count
       CHECK(l.lpz > 0);  // the 3D columns stay
     }
   }
-  // Picasso's own file (MLE fits, with likelihood and iterations) in, Picasso's fields out.
+  // Picasso's own file (an older MLE layout: likelihood, iterations i4) in, its fields out as they were
+  // (likelihood is not Picasso's log_likelihood: carried under its own name and dtype).
   const auto picasso = peer_file("picasso_testdata_locs.hdf5").string();
   const auto source = read_localization_file(picasso);
   std::size_t bright = 0;

@@ -164,3 +164,45 @@ TEST_CASE("link_by_group: a link never joins two groups; extra columns become ea
   CHECK(carried.extra[1].values == std::vector<double>{2, 20});
   CHECK(carried.extra[2].values == std::vector<double>{2, 2});  // (1 + 2) / 2 = 1.5, to nearest (even) in u8
 }
+
+TEST_CASE("link: Picasso's photon_rate, and the MLE columns by the README's rules (sum, quadrature, mean)") {
+  // One blink of three frames with known bounds; a second blink without MLE columns keeps NaN (none to combine).
+  std::vector<Localization> locs;
+  for (int f = 0; f < 3; ++f) {
+    Localization l;
+    l.frame = f;
+    l.x = l.y = 10;
+    l.lpx = l.lpy = 0.05;
+    l.photons = 1000 + 100 * f;
+    l.background = 10 + f;
+    l.sigma = 1.2;
+    l.log_likelihood = -20 - f;
+    l.iterations = 4 + f;
+    l.photons_unc = 30 + 10 * f;
+    l.bg_unc = 1 + f;
+    l.sx_unc = 0.02;
+    l.sy_unc = 0.04;
+    locs.push_back(l);
+  }
+  Localization plain;
+  plain.frame = 1;
+  plain.x = plain.y = 20;
+  plain.lpx = plain.lpy = 0.05;
+  plain.photons = 500;
+  locs.insert(locs.begin() + 1, plain);
+  const auto groups = link_localizations(locs, LinkSettings{1.0, 1});
+  REQUIRE(groups.size() == 2);
+  const auto& g = groups[0].n == 3 ? groups[0] : groups[1];
+  const auto& p = groups[0].n == 3 ? groups[1] : groups[0];
+  CHECK(g.photons == doctest::Approx(3300));
+  CHECK(g.photon_rate == doctest::Approx(1100));
+  CHECK(g.log_likelihood == doctest::Approx(-63));
+  CHECK(g.iterations == doctest::Approx(5));  // the mean, as Picasso's link (f4 in the file)
+  CHECK(g.photons_unc == doctest::Approx(std::sqrt(900.0 + 1600 + 2500)));
+  CHECK(g.bg_unc == doctest::Approx(std::sqrt(1.0 + 4 + 9) / 3));
+  CHECK(g.sx_unc == doctest::Approx(std::sqrt(3 * 0.0004) / 3));
+  CHECK(g.sy_unc == doctest::Approx(std::sqrt(3 * 0.0016) / 3));
+  CHECK(p.photon_rate == doctest::Approx(500));
+  CHECK(std::isnan(p.photons_unc));
+  CHECK(std::isnan(p.log_likelihood));
+}

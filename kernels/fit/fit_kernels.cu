@@ -276,7 +276,7 @@ struct GroupPixelEvaluator {
     }
     real magnitude[P];
     parameter_magnitudes<real, P>(model, q, magnitude);
-    fisher_to_result<T, P, z_index<M>()>(fs, magnitude, out);
+    fisher_to_result<T, P, z_index<M>(), peak_amplitude<M>()>(fs, q, magnitude, out);
   }
 };
 
@@ -403,6 +403,8 @@ __global__ void fit_kernel(KernelArgs<T> a, M model) {
     r.amplitude = static_cast<float>(static_cast<real>(r.amplitude) * inv);
     r.background = static_cast<float>(static_cast<real>(r.background) * inv + a.photon_offset);
     r.crlb_amplitude = static_cast<float>(static_cast<real>(r.crlb_amplitude) * inv);
+    r.crlb_background = static_cast<float>(static_cast<real>(r.crlb_background) * inv);
+    r.crlb_photons = static_cast<float>(static_cast<real>(r.crlb_photons) * inv);
     if (lane == 0) a.out[fit] = r;
   }
 }

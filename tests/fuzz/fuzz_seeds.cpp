@@ -588,7 +588,7 @@ void where_seeds() {
       "photons > 500 and lpx < 0.1",
       "abs(z) < 300 && sqrt(sx * sy) <= 1.5 || !(frame >= 100)",
       "not (status != 0) or (net_gradient - bg) / photons == -1.5e-3",
-      "ellipticity < .2 and chi2 > 0 and iterations < 50 and likelihood != 0 and lpz < 20 and y > x",
+      "ellipticity < .2 and chi2 > 0 and iterations < 50 and log_likelihood != 0 and lpz < 20 and y > x",
       "((((x))))+-(-y)*2",
   };
   int k = 0;

@@ -6,12 +6,12 @@ Usage:
       log_likelihood f4, lpx_unc/lpy_unc f4, my_flag u1, my_tag i8, my_weight f8) and a .yaml
       whose camera document says Baseline 100, Sensitivity 0.5, Gain 1, Qe 0.9.
   locs_carried.py check <in.hdf5> <out.hdf5> filter|undrift|link [photons_min]
-      The output has exactly the input's fields with their dtypes, in order (link: len and n
-      added, nothing else); no chi2/status/z; the input's .yaml documents unchanged, first, and
+      The output has exactly the input's fields with their dtypes, in order (link: len, n and
+      photon_rate added, iterations f4, nothing else); no chi2/status/z; the input's .yaml documents unchanged, first, and
       one more document of the step without any camera key. filter: the kept rows are the
       input's rows with photons > photons_min, every field equal. undrift: the same rows (less any moved
-      out of the image), every field but x and y equal. link: group is one of the input's ids; each link's extra values
-      are the mean of its members' (within a group).
+      out of the image), every field but x and y equal. link: group is one of the input's ids; iterations
+      become f4 (a mean) and photon_rate is added, as Picasso's link; a link of one localization keeps its values.
 Prints "ok ..." or exits non-zero."""
 import os
 import sys
@@ -63,8 +63,10 @@ def check(inp, out, mode, photons_min):
     with h5py.File(out, "r") as f:
         b = f["locs"][...]
     expected = list(a.dtype.descr)
-    if mode == "link" and "len" not in a.dtype.names:
-        expected += [("len", "<u4"), ("n", "<u4")]
+    if mode == "link":
+        # As Picasso's link: iterations become the mean (f4); len, n and photon_rate are added.
+        expected = [(name, "<f4" if name == "iterations" else dtype) for name, dtype in expected]
+        expected += [f for f in [("len", "<u4"), ("n", "<u4"), ("photon_rate", "<f4")] if f[0] not in a.dtype.names]
     got = list(b.dtype.descr)
     if got != expected:
         fail(f"fields {got}, expected {expected}")

@@ -13,7 +13,7 @@ PICASSO_FIELDS = [
     ("bg", "<f4"), ("lpx", "<f4"), ("lpy", "<f4"), ("ellipticity", "<f4"), ("net_gradient", "<f4"),
 ]
 # fit2d --fit-diagnostics adds these after Picasso's own.
-DIAGNOSTIC_FIELDS = [("chi2", "<f4"), ("iterations", "<i4"), ("status", "<i4")]
+DIAGNOSTIC_FIELDS = [("chi2", "<f4"), ("iterations", "<u4"), ("status", "<i4")]
 
 
 def picasso_fields(e):

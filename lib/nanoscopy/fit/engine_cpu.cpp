@@ -187,7 +187,7 @@ class PixelEvaluator {
     });
     T magnitude[P];
     parameter_magnitudes<T, P>(model_, q, magnitude);
-    fisher_to_result<T, P, z_index<M>()>(fs, magnitude, out);
+    fisher_to_result<T, P, z_index<M>(), peak_amplitude<M>()>(fs, q, magnitude, out);
   }
 
  private:
@@ -265,6 +265,8 @@ FitResult fit_one_pixel(const M& model, const Pixel* pixels, const float* shift,
   r.amplitude *= inv;
   r.background = r.background * inv + static_cast<float>(ps.offset);
   r.crlb_amplitude *= inv;
+  r.crlb_background *= inv;
+  r.crlb_photons *= inv;
   return r;
 }
 

@@ -93,6 +93,15 @@ NANOSCOPY_HD bool solve_damped(const T h[triangle(N)], const T grad[N], T lambda
   return ok;
 }
 
+// Whether a model's α is the peak height (the sampled Gaussian) rather than the spot's integrated counts.
+template <class M>
+constexpr bool peak_amplitude() {
+  if constexpr (requires { M::peak_amplitude; })
+    return M::peak_amplitude;
+  else
+    return false;
+}
+
 // The index of z in a model's parameters, −1 for a 2D model.
 template <class M>
 constexpr int z_index() {
@@ -127,6 +136,7 @@ NANOSCOPY_HD FitResult invalid_result() {
   FitResult r;
   r.x = r.y = r.sigma = r.sigma_y = r.amplitude = r.background = r.chi2 = nan_float();
   r.crlb_x = r.crlb_y = r.crlb_amplitude = r.log_likelihood = nan_float();
+  r.crlb_background = r.crlb_photons = r.crlb_sigma = r.crlb_sigma_y = nan_float();
   r.z = r.crlb_z = nan_float();
   r.iterations = 0;
   r.status = FitStatus::invalid_roi;
@@ -160,6 +170,7 @@ NANOSCOPY_HD FitResult lm_fit(const M& model, Eval& eval, const T start[N], int 
   constexpr int fitted = M::n_params + 2;
   FitResult out;
   out.crlb_x = out.crlb_y = out.crlb_amplitude = out.log_likelihood = nan_float();
+  out.crlb_background = out.crlb_photons = out.crlb_sigma = out.crlb_sigma_y = nan_float();
   out.crlb_z = nan_float();
   real p[N];
   bool start_finite = true;

@@ -16,7 +16,7 @@
 namespace nanoscopy {
 namespace {
 
-constexpr std::size_t kRow = 16;
+constexpr std::size_t kRow = 20;
 
 std::string exact(double v) {
   char text[32];
@@ -29,7 +29,8 @@ std::string exact(double v) {
 std::vector<Column> fit2d_part_columns() {
   std::vector<Column> columns;
   for (const char* name : {"frame", "x", "y", "photons", "sx", "sy", "bg", "lpx", "lpy", "net_gradient", "chi2",
-                           "iterations", "status", "likelihood", "z", "lpz"})
+                           "iterations", "status", "log_likelihood", "z", "lpz", "photons_unc", "bg_unc", "sx_unc",
+                           "sy_unc"})
     columns.push_back({name, ColumnType::f64});
   return columns;
 }
@@ -38,7 +39,8 @@ void pack_localizations(std::span<const Localization> locs, std::vector<double>&
   for (const auto& l : locs)
     out.insert(out.end(), {static_cast<double>(l.frame), l.x, l.y, l.photons, l.sigma, l.sy(), l.background, l.lpx,
                            l.lpy, l.net_gradient, l.chi2, static_cast<double>(l.iterations),
-                           static_cast<double>(static_cast<int>(l.status)), l.likelihood, l.z, l.lpz});
+                           static_cast<double>(static_cast<int>(l.status)), l.log_likelihood, l.z, l.lpz, l.photons_unc,
+                           l.bg_unc, l.sx_unc, l.sy_unc});
 }
 
 std::vector<Localization> unpack_localizations(std::span<const double> rows) {
@@ -57,11 +59,15 @@ std::vector<Localization> unpack_localizations(std::span<const double> rows) {
     l.lpy = v[8];
     l.net_gradient = v[9];
     l.chi2 = v[10];
-    l.iterations = static_cast<std::int32_t>(v[11]);
+    l.iterations = v[11];
     l.status = static_cast<FitStatus>(static_cast<int>(v[12]));
-    l.likelihood = v[13];
+    l.log_likelihood = v[13];
     l.z = v[14];
     l.lpz = v[15];
+    l.photons_unc = v[16];
+    l.bg_unc = v[17];
+    l.sx_unc = v[18];
+    l.sy_unc = v[19];
   }
   return locs;
 }
@@ -81,7 +87,7 @@ TextAttributes writer_context_attributes(const LocWriterContext& c) {
           {"provenance", parameters.dump()},
           {"movie", c.movie_yaml},
           {"fit_diagnostics", c.fit_diagnostics ? "1" : "0"},
-          {"likelihood", c.likelihood ? "1" : "0"}};
+          {"mle", c.mle ? "1" : "0"}};
   if (c.elliptical) a.push_back({"elliptical", "1"});  // only then: a round fit's part is as before
   if (c.three_d) a.push_back({"three_d", "1"});
   return a;
@@ -109,7 +115,7 @@ LocWriterContext writer_context_from(const PartFile& part) {
   c.fit_diagnostics = part.text("fit_diagnostics") == "1";
   c.elliptical = part.attributes.contains("elliptical") && part.text("elliptical") == "1";
   c.three_d = part.attributes.contains("three_d") && part.text("three_d") == "1";
-  c.likelihood = part.text("likelihood") == "1";
+  c.mle = part.text("mle") == "1";
   return c;
 }
 

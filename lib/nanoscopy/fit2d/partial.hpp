@@ -2,7 +2,8 @@
 // fit2d merge, and the rows ranks send to rank 0 under mpirun.
 //
 // A part is an HDF5 file with /locs, a table with Picasso's field names (frame,
-// x, y, photons, sx, sy, bg, lpx, lpy, net_gradient, chi2, iterations, status, likelihood, z, lpz)
+// x, y, photons, sx, sy, bg, lpx, lpy, net_gradient, chi2, iterations, status, log_likelihood, z, lpz,
+// photons_unc, bg_unc, sx_unc, sy_unc)
 // all in float64, so nothing is rounded before the merged file is written, and root
 // attributes (part_file.hpp) plus: width, height, data_type, input, the camera
 // (baseline, sensitivity, gain, qe, pixel_size_nm), the provenance parameters
@@ -20,7 +21,7 @@
 
 namespace nanoscopy {
 
-inline constexpr const char* kFit2dPartFormat = "nanoscopy fit2d part 3";  // 3: z, lpz (3D fits)
+inline constexpr const char* kFit2dPartFormat = "nanoscopy fit2d part 4";  // 3: z, lpz; 4: Picasso's log_likelihood, *_unc
 
 std::vector<Column> fit2d_part_columns();
 

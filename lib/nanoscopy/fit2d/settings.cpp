@@ -226,7 +226,7 @@ LocWriterContext fit2d_writer_context(const Params& p, const StackInfo& info, co
   wctx.fit_diagnostics = p.get_bool("Output/fit diagnostics");
   wctx.elliptical = settings.fit.model == ShapeModel::elliptical;
   wctx.three_d = settings.fit.model == ShapeModel::astigmatic;
-  wctx.likelihood = settings.fit.estimator == Estimator::mle;
+  wctx.mle = settings.fit.estimator == Estimator::mle;
   // The camera in effect is written once, under Picasso's names (Pixelsize, Baseline, ...): the
   // Camera/ parameters are left out of the provenance so the two never disagree. The postprocessing
   // steps' parameters belong to the files those steps write (each records its own), not to the fit's.

@@ -6,7 +6,9 @@
 namespace nanoscopy {
 
 Localization to_localization(const FitResult& fit, std::int64_t frame, int x0, int y0, const Camera& camera,
-                             ShapeModel model, double net_gradient, Estimator estimator) {
+                             const FitSettings& settings, double net_gradient) {
+  const ShapeModel model = settings.model;
+  const Estimator estimator = settings.estimator;
   Localization loc;
   loc.frame = frame;
   loc.x = x0 + static_cast<double>(fit.x);
@@ -34,7 +36,21 @@ Localization to_localization(const FitResult& fit, std::int64_t frame, int x0, i
     loc.z = fit.z;
     loc.lpz = static_cast<double>(fit.crlb_z) * std::sqrt(camera.excess_noise());
   }
-  if (estimator == Estimator::mle) loc.likelihood = fit.log_likelihood;
+  if (estimator == Estimator::mle) {
+    const double f = std::sqrt(camera.excess_noise());
+    loc.log_likelihood = fit.log_likelihood;
+    loc.photons_unc = static_cast<double>(fit.crlb_photons) * camera.photons_per_adu() * f;
+    loc.bg_unc = static_cast<double>(fit.crlb_background) * camera.photons_per_adu() * f;
+    if (three_d) {
+      double sx = 0, sy = 0, dsx = 0, dsy = 0;
+      settings.astigmatism.evaluate(static_cast<double>(fit.z), sx, sy, dsx, dsy);
+      loc.sx_unc = std::abs(dsx) * loc.lpz;
+      loc.sy_unc = std::abs(dsy) * loc.lpz;
+    } else {
+      loc.sx_unc = static_cast<double>(fit.crlb_sigma) * f;
+      loc.sy_unc = static_cast<double>(fit.crlb_sigma_y) * f;
+    }
+  }
   loc.chi2 = fit.chi2;
   loc.net_gradient = net_gradient;
   loc.iterations = fit.iterations;

@@ -15,10 +15,12 @@ namespace nanoscopy {
 // follow Picasso's convention (camera.hpp). The sampled model's peak height is
 // turned into the integrated count (2πσ² · peak). The precision lpx, lpy is
 // Mortensen's formula for lsq in 2D, the fit's Poisson CRLB (crlb_x, crlb_y) for
-// wlsq, mle and every 3D fit, all × √2 with EM gain; mle also gives the
-// log-likelihood. A 3D (astigmatic) fit gives z and its CRLB lpz in nm.
+// wlsq, mle and every 3D fit, all × √2 with EM gain; mle also gives Picasso's
+// log-likelihood and the bounds photons_unc, bg_unc, sx_unc, sy_unc (× √2 with EM
+// gain, as lpx; a 3D fit's widths follow z: |dσ/dz|·lpz). A 3D (astigmatic) fit
+// gives z and its CRLB lpz in nm. net_gradient: the detector's, in camera counts.
 Localization to_localization(const FitResult& fit, std::int64_t frame, int x0, int y0, const Camera& camera,
-                             ShapeModel model, double net_gradient, Estimator estimator = Estimator::lsq);
+                             const FitSettings& settings, double net_gradient);
 
 struct LocFilter {
   double min_sigma = 0.5;      // px

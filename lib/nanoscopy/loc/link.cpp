@@ -18,7 +18,9 @@ struct Group {
   std::int64_t first_frame = 0, last_frame = 0;
   double last_lp = 0;
   double wx = 0, wy = 0, wz = 0, sx_w = 0, sy_w = 0, sz_w = 0;
-  double photons = 0, bg = 0, sigma = 0, sigma_y = 0, net_gradient = 0, chi2 = 0, likelihood = 0, iterations = 0;
+  double photons = 0, bg = 0, sigma = 0, sigma_y = 0, net_gradient = 0, chi2 = 0, log_likelihood = 0, iterations = 0;
+  // Σ unc² of the MLE bounds (NaN, absent, stays NaN).
+  double photons_var = 0, bg_var = 0, sx_var = 0, sy_var = 0;
   std::int32_t n = 0;
   bool two_widths = false;
   std::int64_t cell = 0;
@@ -35,7 +37,11 @@ struct Group {
     two_widths = two_widths || l.sigma_y > 0;
     net_gradient += l.net_gradient;
     chi2 += l.chi2;
-    likelihood += l.likelihood;  // NaN (no likelihood) stays NaN
+    log_likelihood += l.log_likelihood;  // NaN (no likelihood) stays NaN
+    photons_var += l.photons_unc * l.photons_unc;
+    bg_var += l.bg_unc * l.bg_unc;
+    sx_var += l.sx_unc * l.sx_unc;
+    sy_var += l.sy_unc * l.sy_unc;
     iterations += l.iterations;
     ++n;
     last_frame = l.frame;
@@ -61,8 +67,16 @@ struct Group {
     l.sigma_y = two_widths ? sigma_y / n : 0.0;
     l.net_gradient = net_gradient / n;
     l.chi2 = chi2 / n;
-    l.likelihood = likelihood / n;
-    l.iterations = static_cast<std::int32_t>(std::nearbyint(iterations / n));
+    // The rules of the README's column table: a sum's bound adds in quadrature (photons:
+    // √Σunc²), a mean's divides that by n (bg, sx, sy: √Σunc²/n); the log-likelihood of
+    // independent fits adds; iterations are averaged, as Picasso's link does.
+    l.photon_rate = photons / n;
+    l.photons_unc = std::sqrt(photons_var);
+    l.bg_unc = std::sqrt(bg_var) / n;
+    l.sx_unc = std::sqrt(sx_var) / n;
+    l.sy_unc = std::sqrt(sy_var) / n;
+    l.log_likelihood = log_likelihood;
+    l.iterations = iterations / n;
     l.status = FitStatus::converged_min_delta;
     l.len = static_cast<std::int32_t>(last_frame - first_frame + 1);
     l.n = n;

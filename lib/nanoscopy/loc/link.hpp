@@ -7,8 +7,11 @@
 // localization per frame); otherwise it starts a group. A group is
 // written as one localization: x, y (and z) the precision-weighted means
 // (weights 1/lp²), lpx, lpy (lpz) = 1/√Σ(1/lp²), photons summed, bg, σx, σy,
-// net_gradient, χ², the log-likelihood and the iterations (rounded) averaged, frame = its first frame, len = last − first + 1,
-// n = its size (Picasso's len and n; ThunderSTORM's detections).
+// net_gradient, χ² and the iterations averaged, the log-likelihood summed
+// (independent fits), photon_rate = photons / n (Picasso's), the MLE bounds by the
+// rule of their value: photons_unc = √Σunc², bg_unc, sx_unc, sy_unc = √Σunc² / n;
+// frame = its first frame, len = last − first + 1, n = its size (Picasso's len and n;
+// ThunderSTORM's detections).
 #pragma once
 
 #include <cstdint>

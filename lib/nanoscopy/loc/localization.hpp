@@ -20,13 +20,20 @@ struct Localization {
   double background = 0;      // photons per pixel
   double lpx = 0, lpy = 0;    // localization precision, px (Mortensen for lsq; the CRLB for wlsq, mle)
   double chi2 = 0;            // normalized χ² of the fit (ADU²)
-  double net_gradient = 0;    // detection score (Picasso's name): smoothed peak above background, photons
-  double likelihood = std::numeric_limits<double>::quiet_NaN();  // Poisson log-likelihood (mle fits), else NaN
+  double net_gradient = 0;    // detection score, Picasso's net gradient in camera counts (ADU), as Picasso's
+  // mle fits, else NaN: Picasso's log-likelihood (ratio to the saturated model, FitResult::log_likelihood)
+  double log_likelihood = std::numeric_limits<double>::quiet_NaN();
+  // mle fits, else NaN: √CRLB of photons, of bg (photons per pixel), of sx and sy (px), Picasso's *_unc
+  double photons_unc = std::numeric_limits<double>::quiet_NaN();
+  double bg_unc = std::numeric_limits<double>::quiet_NaN();
+  double sx_unc = std::numeric_limits<double>::quiet_NaN();
+  double sy_unc = std::numeric_limits<double>::quiet_NaN();
+  double photon_rate = std::numeric_limits<double>::quiet_NaN();  // linked: summed photons / n (Picasso's link)
   double z = 0;               // nm, 3D (astigmatic) fits; 0 in 2D
   double lpz = 0;             // nm, the CRLB of z (3D fits)
   std::int32_t len = 0;       // linked (fit2d link): frames from the first to the last of the group
   std::int32_t n = 0;         // linked: localizations merged into this one (0: not linked)
-  std::int32_t iterations = 0;
+  double iterations = 0;      // of the fit; a linked localization's: the mean of its fits' (Picasso's link)
   FitStatus status = FitStatus::invalid_roi;
 
   double sy() const { return sigma_y > 0 ? sigma_y : sigma; }

@@ -63,10 +63,9 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
     summary.candidates += detected;
     accepted.clear();
     for (std::size_t k = 0; k < candidates.size(); ++k) {
+      // net_gradient in camera counts, as Picasso's (a filter written for its numbers cuts the same).
       const auto loc = to_localization(fits[k], candidates[k].frame, origins[k].x0, origins[k].y0, settings.camera,
-                                       settings.fit.model,
-                                       candidates[k].net_gradient * settings.camera.photons_per_adu(),
-                                       settings.fit.estimator);
+                                       settings.fit, candidates[k].net_gradient);
       if (accept(loc, settings.filter, settings.camera)) {
         accepted.push_back(loc);
         precisions.add(loc.lpx * settings.camera.pixel_size_nm);

@@ -25,7 +25,9 @@
 //
 // At the estimate both report the Cramér–Rao bound from the Poisson Fisher
 // information I = Σ (1/μ)·∂μ∂μᵀ (its inverse's diagonal, by the LDLᵀ solve of
-// lm.hpp) and the Poisson log-likelihood Σ[g'·ln μ − μ − ln Γ(g' + 1)].
+// lm.hpp) and Picasso's log-likelihood (gaussmle.py: the Poisson
+// log-likelihood ratio to the saturated model, Stirling's approximation):
+// Σ[g'·ln μ − μ − g'·ln g' + g'] (−μ where g' ≤ 0), summed over the box in photons.
 #pragma once
 
 #include <math.h>
@@ -143,38 +145,68 @@ NANOSCOPY_HD void add_fisher(FisherSums<T, P>& s, T gs, T mu, const T d[P]) {
     s.ok = false;
     return;
   }
-  const T gp = gs > T(0) ? gs : T(0);
-  s.log_likelihood += gp * log(mu) - mu - lgamma(gp + T(1));
+  // Picasso's log-likelihood ratio to the saturated model (Stirling's ln Γ(g' + 1) ≈
+  // g'·ln g' − g'): g'·ln μ − μ − g'·ln g' + g', and −μ where g' ≤ 0.
+  s.log_likelihood += gs > T(0) ? gs * log(mu / gs) - mu + gs : -mu;
   T unused[P];
   add_outer<T, P>(s.info, unused, T(1) / mu, T(0), d);
 }
 
-// CRLB standard deviations of x̄ (θ_0), ȳ (θ_1), α (θ_{P−2}) and, for a 3D
-// model, z (θ_ZIndex) from the Fisher information: the diagonal of I⁻¹ by the
-// LDLᵀ solve of lm.hpp (λ = 0, one right-hand side per wanted entry), and the
-// log-likelihood, into `out`; NaN where I is not positive definite.
+// CRLB standard deviations from the Fisher information, into `out`: x̄ (θ_0),
+// ȳ (θ_1), the widths σ or σx, σy (θ_2, θ_3) of the 2D models, z (θ_ZIndex) of
+// a 3D model, α (θ_{P−2}), β (θ_{P−1}) and the spot's photons (α itself for the
+// integrated models; α·2πσ² for the sampled one, PeakAmplitude, whose bound
+// takes the covariance of α and σ: ∇ᵀI⁻¹∇ with ∇ = (0, 0, 4πσα, 2πσ², 0)).
+// Each is one LDLᵀ solve of lm.hpp (λ = 0) with the quantity's gradient as the
+// right-hand side; NaN where I is not positive definite. And the log-likelihood.
 // `magnitude`: θ's sizes (parameter_magnitudes), so that the solve judges
 // negligible information per relative change as the fit does: I_αα/I_xx is
 // ~1e-7 for a bright spot, and a plain float test would hold α fixed and
 // report a CRLB of x̄ up to 12 % too small (measured against double).
-template <class T, int P, int ZIndex = -1>
-NANOSCOPY_HD void fisher_to_result(const FisherSums<T, P>& s, const T magnitude[P], FitResult& out) {
-  constexpr int count = ZIndex >= 0 ? 4 : 3;
-  const int wanted[4] = {0, 1, P - 2, ZIndex};
-  float sd[4];
+template <class T, int P, int ZIndex = -1, bool PeakAmplitude = false>
+NANOSCOPY_HD void fisher_to_result(const FisherSums<T, P>& s, const T theta[P], const T magnitude[P], FitResult& out) {
+  constexpr int N = P - 2;
+  constexpr int widths = ZIndex >= 0 ? 0 : N - 2;  // σ (round), σx and σy (elliptical), none (3D)
+  // Quantities: x, y, α, β, photons, then z or the widths.
+  constexpr int count = 5 + (ZIndex >= 0 ? 1 : widths);
+  float sd[7];
   for (int k = 0; k < count; ++k) {
     sd[k] = nan_float();
     if (!s.ok) continue;
-    T unit[P], col[P];
+    T grad[P], col[P];
     NANOSCOPY_FIT_UNROLL
-    for (int j = 0; j < P; ++j) unit[j] = j == wanted[k] ? T(1) : T(0);
-    if (solve_damped<P, T>(s.info, unit, T(0), col, magnitude) && col[wanted[k]] > T(0))
-      sd[k] = static_cast<float>(sqrt(col[wanted[k]]));
+    for (int j = 0; j < P; ++j) grad[j] = T(0);
+    if (k == 0) grad[0] = T(1);
+    if (k == 1) grad[1] = T(1);
+    if (k == 2) grad[N] = T(1);
+    if (k == 3) grad[N + 1] = T(1);
+    if (k == 4) {
+      if constexpr (PeakAmplitude) {
+        constexpr T two_pi = T(6.283185307179586);
+        grad[2] = T(2) * two_pi * theta[2] * theta[N];
+        grad[N] = two_pi * theta[2] * theta[2];
+      } else {
+        grad[N] = T(1);
+      }
+    }
+    if (k >= 5) grad[ZIndex >= 0 ? ZIndex : k - 3] = T(1);
+    if (!solve_damped<P, T>(s.info, grad, T(0), col, magnitude)) continue;
+    T variance = 0;
+    NANOSCOPY_FIT_UNROLL
+    for (int j = 0; j < P; ++j) variance += grad[j] * col[j];
+    if (variance > T(0)) sd[k] = static_cast<float>(sqrt(variance));
   }
   out.crlb_x = sd[0];
   out.crlb_y = sd[1];
   out.crlb_amplitude = sd[2];
-  if constexpr (ZIndex >= 0) out.crlb_z = sd[3];
+  out.crlb_background = sd[3];
+  out.crlb_photons = sd[4];
+  if constexpr (ZIndex >= 0) {
+    out.crlb_z = sd[5];
+  } else {
+    out.crlb_sigma = sd[5];
+    out.crlb_sigma_y = widths == 2 ? sd[6] : sd[5];
+  }
   out.log_likelihood = s.ok && finite_float(s.log_likelihood) ? static_cast<float>(s.log_likelihood) : nan_float();
 }
 

@@ -16,6 +16,7 @@ struct Gauss2d : Isotropic {
   static constexpr ShapeModel shape = ShapeModel::sampled;
   static constexpr const char* name = "sampled";
   static constexpr const char* param_names[n_params] = {"x", "y", "sigma"};
+  static constexpr bool peak_amplitude = true;  // α is the peak height: photons = α·2πσ²
 
   // Per-evaluation constants of one σ.
   template <class T>

@@ -41,7 +41,12 @@ const std::vector<NamedColumn>& named_columns() {
       {"chi2", [](const Localization& l) { return l.chi2; }},
       {"iterations", [](const Localization& l) { return static_cast<double>(l.iterations); }},
       {"status", [](const Localization& l) { return static_cast<double>(static_cast<int>(l.status)); }},
-      {"likelihood", [](const Localization& l) { return l.likelihood; }},
+      {"log_likelihood", [](const Localization& l) { return l.log_likelihood; }},
+      {"photons_unc", [](const Localization& l) { return l.photons_unc; }},
+      {"bg_unc", [](const Localization& l) { return l.bg_unc; }},
+      {"sx_unc", [](const Localization& l) { return l.sx_unc; }},
+      {"sy_unc", [](const Localization& l) { return l.sy_unc; }},
+      {"photon_rate", [](const Localization& l) { return l.photon_rate; }},
       {"z", [](const Localization& l) { return l.z; }},
       {"lpz", [](const Localization& l) { return l.lpz; }},
   };

@@ -2,8 +2,9 @@
 //
 // Columns, in Picasso's names and units (what `fit2d filter` users see in their
 // HDF5 files): frame (0-based), x, y, sx, sy, lpx, lpy (px), photons, bg
-// (photons per pixel), ellipticity, net_gradient, chi2, iterations, status
-// (the FitStatus code), likelihood, z and lpz (nm, 3D).
+// (photons per pixel), ellipticity, net_gradient (camera counts), chi2, iterations,
+// status (the FitStatus code), log_likelihood, photons_unc, bg_unc, sx_unc, sy_unc
+// (mle fits), photon_rate (linked), z and lpz (nm, 3D).
 //
 // Grammar (case-sensitive names; keywords and, or, not; also &&, ||, !):
 //   or   := and (("or" | "||") and)*

@@ -123,7 +123,7 @@ class ThunderstormWriter final : public LocalizationWriter {
       row[kUncertainty] = l.lpx * pixel_size_;
       row[kUncertaintyZ] = l.lpz;
       row[kChi2] = l.chi2;
-      row[kIterations] = l.iterations;
+      row[kIterations] = std::nearbyint(l.iterations);  // a link's mean, to ThunderSTORM's integer column
       row[kStatus] = static_cast<int>(l.status);
       row[kDetections] = l.n;
       bool finite = true;

@@ -202,7 +202,7 @@ LocWriterContext writer_context(const LocalizationFile& file, const std::string&
     max_frame = std::max(max_frame, l.frame);
     c.three_d = c.three_d || l.z != 0;
     c.elliptical = c.elliptical || l.sigma_y > 0;
-    c.likelihood = c.likelihood || std::isfinite(l.likelihood);
+    c.mle = c.mle || std::isfinite(l.log_likelihood);
     c.fit_diagnostics = c.fit_diagnostics || l.iterations != 0;
     c.linked = c.linked || l.n > 0;
   }
@@ -214,7 +214,7 @@ LocWriterContext writer_context(const LocalizationFile& file, const std::string&
     c.three_d = f.has("z");
     c.elliptical = !c.three_d && f.has("sx") && f.has("sy") &&
                    std::any_of(file.locs.begin(), file.locs.end(), [](const Localization& l) { return l.sigma_y > 0; });
-    c.likelihood = f.has("likelihood");
+    c.mle = f.has("log_likelihood");
     c.fit_diagnostics = f.has("chi2") || f.has("iterations") || f.has("status");
     c.linked = f.has("n");
   }

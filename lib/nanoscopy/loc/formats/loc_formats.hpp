@@ -22,8 +22,12 @@
 //
 // Picasso (.hdf5, .h5): dataset /locs, 1-D compound, little-endian, one row per localization:
 //   frame u4 (0-based), x, y, photons, sx, sy, bg, lpx, lpy, ellipticity, net_gradient,
-//   [z, d_zcalib, lpz: 3D fits], [likelihood: mle fits], chi2 (f4), iterations i4, status i4 (FitStatus code)
+//   [mle fits: log_likelihood, iterations u4, photons_unc, bg_unc, sx_unc, sy_unc],
+//   [3D fits: z, d_zcalib, lpz], [--fit-diagnostics: chi2, iterations u4 (lsq), status i4 (FitStatus code)],
+//   [linked: len u4, n u4, photon_rate; iterations f4, the mean]
+// as Picasso 0.10.3 writes them (gaussmle/gausslq.locs_from_fits, zfit, postprocess.link),
 // in Picasso's units (px with the centre of pixel i at i; photons; bg photons per pixel;
+// net_gradient in camera counts;
 // sx = sy = sigma and ellipticity 0 for a round model; an elliptical fit's sx, sy and
 // (max − min)/max). Picasso ignores the fields it does not
 // know. Beside it, <stem>.yaml (same stem: X_locs.hdf5 → X_locs.yaml), two YAML documents:
@@ -119,17 +123,17 @@ struct LocWriterContext {
   // The fit was elliptical (σx, σy): Picasso gets sx, sy and their ellipticity, ThunderSTORM
   // sigma1 [nm] and sigma2 [nm] (as its elliptical Gaussian writes) in place of sigma [nm].
   bool elliptical = false;
-  // Picasso HDF5: the field likelihood (the Poisson log-likelihood of mle fits,
-  // as Picasso's MLE writes it) after net_gradient.
-  bool likelihood = false;
+  // An mle fit: Picasso HDF5 gets gaussmle's fields after net_gradient: log_likelihood,
+  // iterations (u4) and photons_unc, bg_unc, sx_unc, sy_unc (Localization's).
+  bool mle = false;
   // The fit was 3D (astigmatic; implies elliptical): Picasso gets z, d_zcalib and
-  // lpz after net_gradient (Picasso Localize's "3D only" fields: z and lpz in
+  // lpz after the 2D fields (Picasso Localize's "3D only" fields: z and lpz in
   // nm; d_zcalib, the distance of (sx, sy) from the calibration curve, is 0
   // because z is fitted directly on the curve); ThunderSTORM gets "z [nm]" after
   // y and "uncertainty_z [nm]" after uncertainty_xy.
   bool three_d = false;
-  // Linked localizations (fit2d link): Picasso's link fields len and n (u4) after the
-  // others, ThunderSTORM's merging column "detections" (= n) last.
+  // Linked localizations (fit2d link): Picasso's link fields len, n (u4) and photon_rate
+  // after the others, ThunderSTORM's merging column "detections" (= n) last.
   bool linked = false;
   // Rewriting a file (filter, link, undrift): when carried->fields is not empty, the
   // known fields written are exactly those the input had (and len, n when linked), in the

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
@@ -48,36 +49,66 @@ enum PicassoColumn {
   kLpy,
   kEllipticity,
   kNetGradient,
+  kLogLikelihood,
+  kIterations,
+  kPhotonsUnc,
+  kBgUnc,
+  kSxUnc,
+  kSyUnc,
   kZ,
   kDzcalib,
   kLpz,
   kChi2,
-  kIterations,
   kStatus,
+  kLen,
+  kN,
+  kPhotonRate,
   kCount
 };
 
-// Picasso Localize's least-squares fields (gausslq.locs_from_fits), in its
-// order, with its MLE field likelihood (gaussmle.locs_from_fits) after
-// net_gradient for mle fits (after the 3D fields z, d_zcalib, lpz of a 3D fit);
-// the fit diagnostics follow only when asked for.
-std::vector<Column> picasso_columns(bool fit_diagnostics, bool likelihood, bool three_d, bool linked) {
-  std::vector<Column> columns = {{"frame", ColumnType::u32},
-          {"x", ColumnType::f32},
-          {"y", ColumnType::f32},
-          {"photons", ColumnType::f32},
-          {"sx", ColumnType::f32},
-          {"sy", ColumnType::f32},
-          {"bg", ColumnType::f32},
-          {"lpx", ColumnType::f32},
-          {"lpy", ColumnType::f32},
-          {"ellipticity", ColumnType::f32},
-          {"net_gradient", ColumnType::f32}};
-  if (three_d) columns.insert(columns.end(), {{"z", ColumnType::f32}, {"d_zcalib", ColumnType::f32}, {"lpz", ColumnType::f32}});
-  if (likelihood) columns.push_back({"likelihood", ColumnType::f32});
-  if (fit_diagnostics)
-    columns.insert(columns.end(), {{"chi2", ColumnType::f32}, {"iterations", ColumnType::i32}, {"status", ColumnType::i32}});
-  if (linked) columns.insert(columns.end(), {{"len", ColumnType::u32}, {"n", ColumnType::u32}});
+// Picasso 0.10.3 Localize's fields in its order (localize.LOCALIZATION_COLUMNS): the
+// least-squares fields (gausslq.locs_from_fits); for mle fits gaussmle.locs_from_fits'
+// log_likelihood, iterations (u4) and the bounds photons_unc, bg_unc, sx_unc, sy_unc;
+// a 3D fit's z, d_zcalib, lpz after those (as zfit appends them); then our fit
+// diagnostics (chi2, iterations unless mle wrote them, status) when asked for; and a
+// link's len, n (u4) and photon_rate (f4), as Picasso's link writes them. A linked
+// file's iterations are the mean of its localizations' (f4), as Picasso's link makes them.
+std::vector<PicassoColumn> picasso_layout(const LocWriterContext& ctx) {
+  std::vector<PicassoColumn> layout = {kFrame, kX, kY, kPhotons, kSx, kSy, kBg, kLpx, kLpy, kEllipticity, kNetGradient};
+  if (ctx.mle) layout.insert(layout.end(), {kLogLikelihood, kIterations, kPhotonsUnc, kBgUnc, kSxUnc, kSyUnc});
+  if (ctx.three_d) layout.insert(layout.end(), {kZ, kDzcalib, kLpz});
+  if (ctx.fit_diagnostics) {
+    layout.push_back(kChi2);
+    if (!ctx.mle) layout.push_back(kIterations);
+    layout.push_back(kStatus);
+  }
+  if (ctx.linked) layout.insert(layout.end(), {kLen, kN, kPhotonRate});
+  return layout;
+}
+
+constexpr const char* kColumnNames[kCount] = {
+    "frame", "x", "y", "photons", "sx", "sy", "bg", "lpx", "lpy", "ellipticity", "net_gradient", "log_likelihood",
+    "iterations", "photons_unc", "bg_unc", "sx_unc", "sy_unc", "z", "d_zcalib", "lpz", "chi2", "status", "len", "n",
+    "photon_rate"};
+
+ColumnType picasso_type(PicassoColumn c, bool linked) {
+  switch (c) {
+    case kFrame:
+    case kLen:
+    case kN:
+      return ColumnType::u32;
+    case kIterations:
+      return linked ? ColumnType::f32 : ColumnType::u32;
+    case kStatus:
+      return ColumnType::i32;
+    default:
+      return ColumnType::f32;
+  }
+}
+
+std::vector<Column> picasso_columns(const std::vector<PicassoColumn>& layout, bool linked) {
+  std::vector<Column> columns;
+  for (PicassoColumn c : layout) columns.push_back({kColumnNames[c], picasso_type(c, linked)});
   return columns;
 }
 
@@ -94,7 +125,8 @@ class PicassoWriter final : public LocalizationWriter {
       table_ = create_hdf5_table_writer(path, "locs", plan_carried());
       return;
     }
-    table_ = create_hdf5_table_writer(path, "locs", picasso_columns(ctx_.fit_diagnostics, ctx_.likelihood, ctx_.three_d, ctx_.linked));
+    layout_ = picasso_layout(ctx_);
+    table_ = create_hdf5_table_writer(path, "locs", picasso_columns(layout_, ctx_.linked));
   }
 
   void append(std::span<const Localization> locs) override {
@@ -122,14 +154,22 @@ class PicassoWriter final : public LocalizationWriter {
       // Picasso's (max − min)/max of the two widths.
       if (ctx_.elliptical || ctx_.three_d) v[kEllipticity] = (std::max(v[kSx], v[kSy]) - std::min(v[kSx], v[kSy])) / std::max(v[kSx], v[kSy]);
       v[kNetGradient] = static_cast<float>(l.net_gradient);
+      v[kLogLikelihood] = static_cast<float>(l.log_likelihood);
+      v[kIterations] = static_cast<float>(l.iterations);
+      v[kPhotonsUnc] = static_cast<float>(l.photons_unc);
+      v[kBgUnc] = static_cast<float>(l.bg_unc);
+      v[kSxUnc] = static_cast<float>(l.sx_unc);
+      v[kSyUnc] = static_cast<float>(l.sy_unc);
       v[kZ] = static_cast<float>(l.z);
       v[kDzcalib] = 0.0f;  // on the curve: z is fitted through σx(z), σy(z)
       v[kLpz] = static_cast<float>(l.lpz);
       v[kChi2] = static_cast<float>(l.chi2);
-      bool finite = true;
-      const int last = ctx_.fit_diagnostics ? kChi2 : kLpz;  // what is written must be finite
-      for (int c = kX; c <= last; ++c)
-        finite = finite && (!ctx_.three_d && c >= kZ && c <= kLpz ? true : std::isfinite(v[c]));
+      v[kStatus] = static_cast<float>(static_cast<int>(l.status));
+      v[kLen] = static_cast<float>(l.len);
+      v[kN] = static_cast<float>(l.n);
+      v[kPhotonRate] = static_cast<float>(l.photon_rate);
+      bool finite = true;  // what is written must be finite (Picasso's ensure_sanity drops the row otherwise)
+      for (PicassoColumn c : layout_) finite = finite && std::isfinite(v[c]);
       if (!finite) {
         ++counts_.non_finite;
         continue;
@@ -143,18 +183,14 @@ class PicassoWriter final : public LocalizationWriter {
         continue;
       }
       rows_.push_back(static_cast<double>(l.frame));
-      for (int c = kX; c <= kNetGradient; ++c) rows_.push_back(v[c]);
-      if (ctx_.three_d)
-        for (int c = kZ; c <= kLpz; ++c) rows_.push_back(v[c]);
-      if (ctx_.likelihood) rows_.push_back(static_cast<float>(l.likelihood));
-      if (ctx_.fit_diagnostics) {
-        rows_.push_back(v[kChi2]);
-        rows_.push_back(l.iterations);
-        rows_.push_back(static_cast<int>(l.status));
-      }
-      if (ctx_.linked) {
-        rows_.push_back(l.len);
-        rows_.push_back(l.n);
+      for (std::size_t c = 1; c < layout_.size(); ++c) {
+        const PicassoColumn column = layout_[c];
+        // Integer columns from their exact values (len, n, status: int32; iterations: as counted).
+        if (column == kLen) rows_.push_back(l.len);
+        else if (column == kN) rows_.push_back(l.n);
+        else if (column == kStatus) rows_.push_back(static_cast<int>(l.status));
+        else if (column == kIterations && !ctx_.linked) rows_.push_back(std::nearbyint(l.iterations));
+        else rows_.push_back(v[column]);
       }
       ++counts_.written;
     }
@@ -167,7 +203,10 @@ class PicassoWriter final : public LocalizationWriter {
 
  private:
   // A column of a rewritten file: a known field (its value from the Localization) or an extra column.
-  enum class Source { frame, x, y, photons, sx, sy, bg, lpx, lpy, net_gradient, z, lpz, likelihood, chi2, iterations, status, len, n, extra };
+  enum class Source {
+    frame, x, y, photons, sx, sy, bg, lpx, lpy, net_gradient, z, lpz, log_likelihood, photons_unc, bg_unc, sx_unc,
+    sy_unc, chi2, iterations, status, len, n, photon_rate, extra
+  };
   struct Slot {
     Source source = Source::extra;
     const ExtraColumn* extra = nullptr;
@@ -180,8 +219,10 @@ class PicassoWriter final : public LocalizationWriter {
         {"frame", Source::frame}, {"x", Source::x}, {"y", Source::y}, {"photons", Source::photons},
         {"sx", Source::sx}, {"sy", Source::sy}, {"bg", Source::bg}, {"lpx", Source::lpx}, {"lpy", Source::lpy},
         {"net_gradient", Source::net_gradient}, {"z", Source::z}, {"lpz", Source::lpz},
-        {"likelihood", Source::likelihood}, {"chi2", Source::chi2}, {"iterations", Source::iterations},
-        {"status", Source::status}, {"len", Source::len}, {"n", Source::n}};
+        {"log_likelihood", Source::log_likelihood}, {"photons_unc", Source::photons_unc},
+        {"bg_unc", Source::bg_unc}, {"sx_unc", Source::sx_unc}, {"sy_unc", Source::sy_unc},
+        {"chi2", Source::chi2}, {"iterations", Source::iterations}, {"status", Source::status},
+        {"len", Source::len}, {"n", Source::n}, {"photon_rate", Source::photon_rate}};
     const CarriedMetadata& carried = *ctx_.carried;
     std::vector<Column> columns;
     const auto integer = [](ColumnType t) { return t != ColumnType::f32 && t != ColumnType::f64; };
@@ -193,17 +234,22 @@ class PicassoWriter final : public LocalizationWriter {
         slot.extra = carried.extra_column(field.name);
         if (!slot.extra) continue;  // not read (not carried by this reader)
       }
-      slot.integer = integer(field.type);
+      Column column = field;
+      // A link's iterations are a mean (f4), as Picasso's link makes them.
+      if (ctx_.linked && slot.source == Source::iterations) column.type = ColumnType::f32;
+      slot.integer = integer(column.type);
       has_[static_cast<int>(slot.source)] = true;
       plan_.push_back(slot);
-      columns.push_back(field);
+      columns.push_back(column);
     }
     if (ctx_.linked)
-      for (const auto& [name, source] : {std::pair{"len", Source::len}, std::pair{"n", Source::n}})
+      for (const auto& [name, source, type] :
+           {std::tuple{"len", Source::len, ColumnType::u32}, std::tuple{"n", Source::n, ColumnType::u32},
+            std::tuple{"photon_rate", Source::photon_rate, ColumnType::f32}})
         if (!has_[static_cast<int>(source)]) {
           has_[static_cast<int>(source)] = true;
-          plan_.push_back({source, nullptr, true});
-          columns.push_back({name, ColumnType::u32});
+          plan_.push_back({source, nullptr, type != ColumnType::f32});
+          columns.push_back({name, type});
         }
     return columns;
   }
@@ -222,7 +268,12 @@ class PicassoWriter final : public LocalizationWriter {
       case Source::net_gradient: return l.net_gradient;
       case Source::z: return l.z;
       case Source::lpz: return l.lpz;
-      case Source::likelihood: return l.likelihood;
+      case Source::log_likelihood: return l.log_likelihood;
+      case Source::photons_unc: return l.photons_unc;
+      case Source::bg_unc: return l.bg_unc;
+      case Source::sx_unc: return l.sx_unc;
+      case Source::sy_unc: return l.sy_unc;
+      case Source::photon_rate: return l.photon_rate;
       case Source::chi2: return l.chi2;
       case Source::iterations: return l.iterations;
       case Source::status: return static_cast<int>(l.status);
@@ -275,6 +326,7 @@ class PicassoWriter final : public LocalizationWriter {
   bool tables_f32(std::size_t c) const { return table_->columns()[c].type == ColumnType::f32; }
 
   LocWriterContext ctx_;
+  std::vector<PicassoColumn> layout_;
   std::unique_ptr<TableWriter> table_;
   std::vector<double> rows_;
   std::int64_t last_frame_ = 0;
@@ -311,17 +363,24 @@ enum Field {
   kFieldChi2,
   kFieldIterations,
   kFieldStatus,
-  kFieldLikelihood,
+  kFieldLogLikelihood,
   kFieldZ,
   kFieldLpz,
   kFieldLen,
   kFieldN,
+  kFieldPhotonsUnc,
+  kFieldBgUnc,
+  kFieldSxUnc,
+  kFieldSyUnc,
+  kFieldPhotonRate,
   kFieldCount
 };
-constexpr const char* kFieldNames[kFieldCount] = {"frame", "x",    "y",          "photons", "sx",
-                                                  "sy",    "bg",   "lpx",        "lpy",     "net_gradient",
-                                                  "chi2",  "iterations", "status", "likelihood",
-                                                  "z",     "lpz",  "len",        "n"};
+// Picasso's names. A column under another name (group, d_zcalib, ellipticity, the
+// `likelihood` of files before Picasso's log_likelihood, a user's own) is carried as it is.
+constexpr const char* kFieldNames[kFieldCount] = {
+    "frame", "x",     "y",          "photons", "sx",          "sy",     "bg",     "lpx",
+    "lpy",   "net_gradient", "chi2", "iterations", "status", "log_likelihood", "z", "lpz",
+    "len",   "n",     "photons_unc", "bg_unc", "sx_unc", "sy_unc", "photon_rate"};
 
 bool known_field(const std::string& name) {
   return std::find(std::begin(kFieldNames), std::end(kFieldNames), name) != std::end(kFieldNames);
@@ -431,7 +490,19 @@ class PicassoReader final : public LocalizationReader {
     if (present[kFieldLpy]) l.lpy = v[kFieldLpy];
     if (present[kFieldNetGradient]) l.net_gradient = v[kFieldNetGradient];
     if (present[kFieldChi2]) l.chi2 = v[kFieldChi2];
-    if (present[kFieldLikelihood]) l.likelihood = v[kFieldLikelihood];
+    if (present[kFieldLogLikelihood]) l.log_likelihood = v[kFieldLogLikelihood];
+    if (present[kFieldPhotonsUnc]) l.photons_unc = v[kFieldPhotonsUnc];
+    if (present[kFieldBgUnc]) l.bg_unc = v[kFieldBgUnc];
+    if (present[kFieldSxUnc]) l.sx_unc = v[kFieldSxUnc];
+    if (present[kFieldSyUnc]) l.sy_unc = v[kFieldSyUnc];
+    if (present[kFieldPhotonRate]) l.photon_rate = v[kFieldPhotonRate];
+    // iterations: a count, or after a link (Picasso's and ours) the mean of the linked fits' counts.
+    if (present[kFieldIterations]) {
+      if (!(v[kFieldIterations] >= 0 && v[kFieldIterations] <= 2147483647.0))
+        throw InputError(path, "/locs row " + row() + ": iterations " + number_text(v[kFieldIterations]) +
+                                   " is not an iteration count");
+      l.iterations = v[kFieldIterations];
+    }
     if (present[kFieldZ]) l.z = v[kFieldZ];
     if (present[kFieldLpz]) l.lpz = v[kFieldLpz];
     // Integer columns stored as floats (a converted or hand-made file): a whole number in int32's range, or a
@@ -443,7 +514,6 @@ class PicassoReader final : public LocalizationReader {
     };
     if (present[kFieldLen]) l.len = whole("len", v[kFieldLen]);
     if (present[kFieldN]) l.n = whole("n", v[kFieldN]);
-    if (present[kFieldIterations]) l.iterations = whole("iterations", v[kFieldIterations]);
     l.status = FitStatus::converged_min_delta;
     if (present[kFieldStatus]) {
       const double st = v[kFieldStatus];
