@@ -86,7 +86,9 @@ const Schema& fit2d_schema() {
     s.choice("Undrift/method", "rcc", {"rcc", "fiducial", "combined"},
              "rcc: redundant cross-correlation of time segments (Picasso's undrift); fiducial: the markers found as "
              "by --track (section Tracking), smoothed; combined: RCC plus the markers' smoothed difference from it");
-    s.integer("Undrift/segment", 1000, 1, {}, "frames per RCC segment (Picasso's default 1000)");
+    s.string("Undrift/segment", "auto",
+             "frames per RCC segment, or auto: the shortest holding 2000 localizations (a sharp correlation peak), "
+             "at least 20 frames, at most 40 segments (Picasso's default is 1000)");
     s.real("Undrift/pixel", 0, 0, {}, "RCC grid pixel, nm (0: a fifth of the camera pixel)");
     s.integer("Undrift/max grid", 1024, 64, 32768,
               "largest RCC grid side, pixels (the pixel grows beyond it; memory: segments x grid x 8 bytes)");
