@@ -87,7 +87,7 @@ const Schema& fit2d_schema() {
              "rcc: redundant cross-correlation of time segments (Picasso's undrift); fiducial: the markers found as "
              "by --track (section Tracking), smoothed; combined: RCC plus the markers' smoothed difference from it");
     s.string("Undrift/segment", "auto",
-             "frames per RCC segment, or auto: the shortest holding 2000 localizations (a sharp correlation peak), "
+             "frames per RCC segment, or auto: the shortest holding 1500 localizations (a sharp correlation peak), "
              "at least 20 frames, at most 40 segments (Picasso's default is 1000)");
     s.real("Undrift/pixel", 0, 0, {}, "RCC grid pixel, nm (0: a fifth of the camera pixel)");
     s.integer("Undrift/max grid", 1024, 64, 32768,
