@@ -131,6 +131,25 @@ TEST_CASE("bench postprocess --quick: drift error of every method, link recall, 
   CHECK(recall > 0.9);
   CHECK(over < 0.05);
   CHECK(j["link"]["groups"] < j["link"]["localizations"]);
+  // The auto segment against fixed ones (the short scenarios with --quick): every one within its limit, or the
+  // run would have exited 1; the link candidates scored against the true blinks, fit2d's default marked.
+  CHECK(contains(r.output, "| RCC segment: drift error (nm) |"));
+  CHECK(contains(r.output, "RCC segment auto: "));
+  REQUIRE(j["segment_table"].size() == 4);
+  for (const auto& row : j["segment_table"]) {
+    CHECK(row["pass"] == true);
+    CHECK(row["auto_nm"].get<double>() <= row["limit_nm"].get<double>());
+  }
+  int defaults = 0;
+  for (const auto& row : j["link_table"]) {
+    REQUIRE(row["sets"].size() == 4);
+    if (row["default"] == true) {
+      ++defaults;
+      CHECK(row["radius"] == "0.8px");
+      for (const auto& set : row["sets"]) CHECK(set["split_rate"].get<double>() < 0.02);
+    }
+  }
+  CHECK(defaults == 1);
   int timed = 0;
   for (const auto& row : j["render"]) {
     CHECK(row["device"] == "cpu");

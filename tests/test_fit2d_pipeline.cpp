@@ -207,7 +207,10 @@ TEST_CASE("fit2d pipeline: bad options are one-line errors before any fitting, a
   check_one_line_error(run("--link --link-radius 30nm"), "fit2d", 2, "--link-radius", "pixel size");
   check_one_line_error(run("--pixel-size 100 --link --link-radius 30"), "fit2d", 2, "--link-radius",
                        "30nm, 0.3px or 3x");
-  check_one_line_error(run("--pixel-size 100 --undrift"), "fit2d", 2, "--undrift-segment", "at least 2");
+  check_one_line_error(run("--pixel-size 100 --undrift --undrift-segment 1000"), "fit2d", 2, "--undrift-segment",
+                       "at least 2");
+  // auto: the localizations are not known before the fit; 40 frames are two of its shortest segments (20), 25 not.
+  check_one_line_error(run("--pixel-size 100 --undrift --frames 0:25"), "fit2d", 2, "--undrift-segment", "at least 2");
   check_one_line_error(run("--pixel-size 100 --undrift --undrift-method sideways"), "fit2d", 2, "--undrift-method",
                        "sideways");
   check_one_line_error(run("--pixel-size 100 --render --render-pixel -5"), "fit2d", 2, "--render-pixel", "");

@@ -19,6 +19,7 @@
 #include "nanoscopy/loc/undrift/peak_fit.hpp"
 #include "nanoscopy/loc/undrift/rcc.hpp"
 #include "nanoscopy/loc/undrift/rcc_solve.hpp"
+#include "nanoscopy/loc/undrift/segment_choice.hpp"
 #include "support/test_support.hpp"
 
 using namespace nanoscopy;
@@ -341,7 +342,8 @@ TEST_CASE("fit2d undrift: bad inputs are one-line errors naming the file, and le
   std::string rows = "\"id\",\"frame\",\"x [nm]\",\"y [nm]\"\n";
   for (int k = 0; k < 1200; ++k) rows += std::to_string(k + 1) + "," + std::to_string(k + 1) + ",1000,2000\n";
   write_file(dir / "short.csv", rows);
-  check_one_line_error(run(dir / "short.csv"), "fit2d", 2, "short.csv", "give a smaller --segment");
+  check_one_line_error(run(dir / "short.csv", "--segment 1000"), "fit2d", 2, "short.csv", "give a smaller --segment");
+  check_one_line_error(run(dir / "short.csv", "--segment 12x"), "fit2d", 2, "--segment", "auto, or frames");
   // No marker: a point that moves 10 px every frame is never tracked.
   rows = "\"id\",\"frame\",\"x [nm]\",\"y [nm]\"\n";
   for (int k = 0; k < 300; ++k) rows += std::to_string(k + 1) + "," + std::to_string(k + 1) + "," + std::to_string(1000 * (k % 30)) + ",2000\n";
@@ -399,4 +401,83 @@ TEST_CASE("fit2d undrift changes x and y only: the camera, every other column an
   const auto check = run_python("locs_carried.py", {"check", in, out, "undrift"});
   INFO(check.output);
   CHECK(check.exit_code == 0);
+}
+
+TEST_CASE("auto segment: the shortest holding enough localizations, at least 20 frames, at most 40 segments") {
+  // Sparse: 5 per frame need 300 frames for 1500 localizations.
+  RccSegmentChoice c = choose_rcc_segment(3000, 15000);
+  CHECK(c.segment_frames == 300);
+  CHECK(c.segments == 10);
+  CHECK(contains(c.why, "300 frames"));
+  CHECK(contains(c.why, "sharp correlation peak"));
+  // Dense: 50 per frame would take 30 frames, but 3,000 frames make at most 40 segments of 75.
+  c = choose_rcc_segment(3000, 150000);
+  CHECK(c.segment_frames == 75);
+  CHECK(c.segments == 40);
+  CHECK(contains(c.why, "40"));
+  // Very dense on a short movie: the shortest segment auto takes.
+  c = choose_rcc_segment(400, 400000);
+  CHECK(c.segment_frames == kAutoMinFrames);
+  CHECK(c.segments == 20);
+  // Too few localizations for two sharp peaks: two halves, and the line says so.
+  c = choose_rcc_segment(400, 1000);
+  CHECK(c.segment_frames == 200);
+  CHECK(c.segments == 2);
+  CHECK(contains(c.why, "may be poor"));
+  // No localizations, or a movie of 3 frames: never a segment RCC cannot cut twice.
+  CHECK(choose_rcc_segment(1000, 0).segments == 2);
+  CHECK(choose_rcc_segment(3, 100).segment_frames == 1);
+}
+
+TEST_CASE("fit2d undrift, segment auto (the default): a 400-frame file that 1000-frame segments refuse") {
+  TempDir dir;
+  const std::int64_t frames = 400;
+  const Truth truth = make_drift(frames, 41);
+  const auto locs = simulate(make_sites(300, 40, 42), truth, 0.1, 0.08, {}, 0, 43);  // 30 per frame
+  write_locs(dir / "in.hdf5", locs, frames, 48);
+  const std::string in = shell_quote((dir / "in.hdf5").string()), out = shell_quote((dir / "out.hdf5").string());
+  const auto refused = fit2d("undrift " + in + " -o " + out + " --segment 1000");
+  CHECK(refused.exit_code == 2);
+  CHECK(contains(refused.output, "no segment of 1000 frames"));
+  const auto r = fit2d("undrift " + in + " -o " + out);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  // About 12,000 localizations: 1,500 a segment are about 50 frames, 8 segments; said on stderr and in the .yaml.
+  const RccSegmentChoice c = choose_rcc_segment(frames, static_cast<std::int64_t>(locs.size()));
+  CHECK(c.segments == 8);
+  const std::string segment = std::to_string(c.segment_frames);
+  CHECK(contains(r.output, "segment auto: " + segment + " frames, 8 segments"));
+  CHECK(contains(r.output, "8 segments of ~" + segment + " frames"));
+  const std::string yaml = read_file(dir / "out.yaml");
+  CHECK(contains(yaml, "Undrift segmentation: " + segment));
+  CHECK(contains(yaml, "Undrift segment choice:"));
+  CHECK(contains(yaml, "segment auto: " + segment + " frames"));
+  // -q: no line on stderr.
+  const auto quiet = fit2d("-q undrift " + in + " -o " + shell_quote((dir / "q.hdf5").string()));
+  CHECK(quiet.exit_code == 0);
+  CHECK_FALSE(contains(quiet.output, "segment auto"));
+}
+
+TEST_CASE("auto segment on a short movie with a curved drift beats 1000-frame segments") {
+  // 3,000 frames, 400 sites on a 40 px field on 3 % of the frames (12 localizations per frame): a drift that
+  // settles (250 nm (1 - exp(-t/800)) in x) and swings (40 nm sin(2 pi t / 2000) in y). Three 1000-frame
+  // segments cannot follow it; auto takes 125-frame segments (24 segments).
+  const std::int64_t frames = 3000;
+  Truth truth;
+  for (std::int64_t f = 0; f < frames; ++f) {
+    const auto t = static_cast<double>(f);
+    truth.dx.push_back(250.0 * (1.0 - std::exp(-t / 800.0)) / kPixelNm);
+    truth.dy.push_back(40.0 * std::sin(2.0 * M_PI * t / 2000.0) / kPixelNm);
+  }
+  const auto locs = simulate(make_sites(400, 40, 52), truth, 0.03, 0.08, {}, 0, 53);
+  const RccSegmentChoice choice = choose_rcc_segment(frames, static_cast<std::int64_t>(locs.size()));
+  RccSettings s;
+  s.segment_frames = choice.segment_frames;
+  const double e_auto = rms_error_nm(undrift_rcc(locs, frames, s, "simulated").trace, truth);
+  s.segment_frames = 1000;
+  const double e_1000 = rms_error_nm(undrift_rcc(locs, frames, s, "simulated").trace, truth);
+  MESSAGE(choice.why << "; RMS error per axis: auto " << e_auto << " nm, 1000-frame segments " << e_1000 << " nm");
+  CHECK(choice.segments >= 10);
+  CHECK(e_auto < 2.0);
+  CHECK(e_auto < e_1000 / 3);
 }

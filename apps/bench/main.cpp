@@ -78,7 +78,8 @@ int main(int argc, char** argv) {
   PostprocessBenchOptions postprocess;
   auto* postprocess_cmd = cli.add_subcommand(
       "postprocess", "fit2d undrift, link and render against a known truth: drift error of RCC, markers and "
-                     "combined; link recall; render time for 10^5-10^8 localizations");
+                     "combined; the auto RCC segment against fixed ones (exit 1 where it fails its limit); link's "
+                     "split and merge rates per candidate radius; render time for 10^5-10^8 localizations");
   add_postprocess_bench_options(*postprocess_cmd, postprocess);
   RenderBenchOptions render;
   auto* render_cmd = cli.add_subcommand("render", "fit2d render: seconds to accumulate N localizations (4000x4000 at 10 nm) on each device");

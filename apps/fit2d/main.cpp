@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
       "  fit2d calibrate zstack.tif --z-step 20 -o astig.json   astigmatic 3D calibration from beads\n"
       "  fit2d movie.tif --calibration astig.json -o locs.hdf5  3D: x, y, z (nm) and lpz\n"
       "  fit2d filter locs.hdf5 -o good.hdf5 --where 'photons > 500 and lpx < 0.1'   keep the good ones\n"
-      "  fit2d link locs.hdf5 -o linked.hdf5 --radius 5x --max-dark 1   one localization per blink\n"
+      "  fit2d link locs.hdf5 -o linked.hdf5 --radius 0.8px --max-dark 1   one localization per blink (the defaults)\n"
       "  fit2d render locs.hdf5 -o picture.tif --pixel 10   the picture (+ picture.png with a scale bar)\n"
       "  fit2d render locs3d.hdf5 -o depth.tif --color z --device cuda   3D: RGB by z, rendered on the GPU\n"
       "  fit2d undrift locs.hdf5 -o undrifted.hdf5 --segment 500   RCC drift correction (+ _drift.txt/.csv/.png)\n"

@@ -5,6 +5,9 @@
 //     removing their mean difference (the free constant of every drift
 //     estimate), for RCC, the markers' raw trace (unsmoothed, as fit2d --track
 //     writes it), the markers smoothed (fiducial) and combined; and each one's time;
+//   - the auto RCC segment against fixed ones over several scenarios (segment_table.hpp; a scenario where
+//     auto fails its limit makes the run's exit status 1, after every table is written) and link's
+//     candidate radii scored against the true blinks (link_table.hpp);
 //   - link: recall (the fraction of true blinks whose localizations all land in
 //     one group), over-merging (the fraction of groups holding more than one
 //     blink), groups against blinks; on the RCC-undrifted localizations, as the
@@ -38,7 +41,8 @@ struct PostprocessBenchOptions {
   double precision_nm = 10;
   int markers = 4;
   double marker_precision_nm = 20;
-  std::int64_t segment = 1000;  // RCC segment (fit2d's default)
+  std::string segment = "auto";  // RCC segment (fit2d's default)
+  bool no_tables = false;        // leave out the segment and link tables (segment_table.hpp, link_table.hpp)
   std::vector<double> render_sizes{1e6, 1e7, 1e8};
   std::vector<std::string> devices;  // render: empty = cpu and every GPU
   std::string json;

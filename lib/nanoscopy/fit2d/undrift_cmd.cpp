@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <ostream>
 
 #include "nanoscopy/backend/registry.hpp"
@@ -14,6 +15,7 @@
 #include "nanoscopy/loc/undrift/drift_files.hpp"
 #include "nanoscopy/loc/undrift/fiducial.hpp"
 #include "nanoscopy/loc/undrift/rcc.hpp"
+#include "nanoscopy/loc/undrift/segment_choice.hpp"
 
 namespace nanoscopy {
 namespace {
@@ -22,6 +24,23 @@ double rms_nm(const std::vector<double>& v, double pixel_nm) {
   double s = 0;
   for (double d : v) s += d * d;
   return v.empty() ? 0.0 : std::sqrt(s / static_cast<double>(v.size())) * pixel_nm;
+}
+
+// "auto" → 0, or a whole number ≥ 1 of frames.
+std::int64_t segment_value(const Params& p) {
+  const std::string text = p.get_string("Undrift/segment");
+  if (text == "auto") return 0;
+  std::int64_t v = 0;
+  std::size_t used = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || used == 0 || v < 1)
+    throw UsageError(p.source("Undrift/segment").named("--segment"),
+                     "'" + text + "' is not a segment: auto, or frames per segment (a whole number >= 1)");
+  return v;
 }
 
 // How the user gave `path`: the option as typed ("--undrift-pixel"), the file's line, or `fallback` (default).
@@ -35,7 +54,7 @@ RccOption rcc_option(const Params& p, const std::string& path, const std::string
 UndriftStepSettings undrift_step_settings(const Params& p) {
   UndriftStepSettings s;
   s.method = p.get_string("Undrift/method");
-  s.segment = p.get_int("Undrift/segment");
+  s.segment = segment_value(p);
   s.grid_pixel_nm = p.get_real("Undrift/pixel");
   s.max_grid = p.get_int("Undrift/max grid");
   s.max_drift_nm = p.get_real("Undrift/max drift");
@@ -48,12 +67,20 @@ UndriftStepSettings undrift_step_settings(const Params& p) {
   // by other means.
   if (s.method != "rcc" && s.method != "fiducial" && s.method != "combined")
     throw UsageError(p.source("Undrift/method").describe(), "'" + s.method + "': rcc, fiducial or combined");
-  if (s.segment < 1)
-    throw UsageError(p.source("Undrift/segment").describe(), "a segment must hold at least one frame");
   if (s.smooth < 3)
     throw UsageError(p.source("Undrift/smooth").describe(), "the smoothing window must be at least 3 frames");
   if (s.markers()) s.track = fit2d_track_settings(p);
   return s;
+}
+
+UndriftStepSettings resolve_undrift_segment(UndriftStepSettings settings, std::int64_t frames,
+                                            std::int64_t localizations, std::string& why) {
+  why.clear();
+  if (settings.segment > 0) return settings;
+  const RccSegmentChoice choice = choose_rcc_segment(frames, localizations);
+  settings.segment = choice.segment_frames;
+  why = choice.why;
+  return settings;
 }
 
 RccSettings rcc_step_settings(const UndriftStepSettings& us, double pixel_size_nm, bool quiet) {
@@ -71,7 +98,9 @@ RccSettings rcc_step_settings(const UndriftStepSettings& us, double pixel_size_n
 }
 
 void check_undrift_frames(const UndriftStepSettings& settings, std::int64_t frames, const std::string& where) {
-  if (settings.rcc()) static_cast<void>(rcc_segments(frames, settings.segment, where));
+  if (!settings.rcc()) return;
+  // auto: the localizations are not known yet, the shortest segments auto takes are.
+  static_cast<void>(rcc_segments(frames, settings.segment > 0 ? settings.segment : kAutoMinFrames, where));
 }
 
 void plan_fit2d_undrift_outputs(const std::string& output, const std::string& format) {
@@ -82,7 +111,7 @@ void plan_fit2d_undrift_outputs(const std::string& output, const std::string& fo
 }
 
 void run_fit2d_undrift(const Fit2dUndriftOptions& o, ToolContext& ctx, std::ostream& out) {
-  const UndriftStepSettings us = undrift_step_settings(ctx.params);
+  UndriftStepSettings us = undrift_step_settings(ctx.params);
   const std::string& method = us.method;
   const bool rcc = us.rcc(), markers = us.markers();
   loc_format_for(o.output, o.format);  // an unknown format fails before the reading
@@ -99,6 +128,9 @@ void run_fit2d_undrift(const Fit2dUndriftOptions& o, ToolContext& ctx, std::ostr
   const double px = file.pixel_size_nm;
   std::int64_t frames = file.frames;
   for (const Localization& l : file.locs) frames = std::max(frames, l.frame + 1);
+  std::string segment_why;
+  us = resolve_undrift_segment(us, frames, static_cast<std::int64_t>(file.locs.size()), segment_why);
+  if (rcc && !segment_why.empty() && !ctx.quiet) std::cerr << "fit2d undrift: " << o.input << ": " << segment_why << "\n";
   // The segments over these frames, named by the option that set them (as the pipeline checks them).
   check_undrift_frames(us, frames, o.input + ", " + ctx.params.source("Undrift/segment").named("--segment"));
 
@@ -116,6 +148,7 @@ void run_fit2d_undrift(const Fit2dUndriftOptions& o, ToolContext& ctx, std::ostr
   context.frames = std::max(context.frames, frames);
   context.parameters = {{"Input file", o.input}, {"Undrift method", method}};
   if (rcc) context.parameters.push_back({"Undrift segmentation", std::to_string(us.segment)});
+  if (rcc && !segment_why.empty()) context.parameters.push_back({"Undrift segment choice", segment_why});
   if (markers) context.parameters.push_back({"Undrift smoothing", std::to_string(us.smooth)});
   const std::string txt = sibling_path(o.output, "_drift.txt"), csv = sibling_path(o.output, "_drift.csv"),
                     png = sibling_path(o.output, "_drift.png");

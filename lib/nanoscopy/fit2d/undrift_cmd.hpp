@@ -27,7 +27,7 @@ struct Fit2dUndriftOptions {
 // --undrift-method, --undrift-segment, ..., or a parameter file), with Tracking for the markers.
 struct UndriftStepSettings {
   std::string method = "rcc";  // rcc, fiducial or combined
-  std::int64_t segment = 1000;
+  std::int64_t segment = 0;    // frames per RCC segment; 0: auto (loc/undrift/segment_choice.hpp)
   double grid_pixel_nm = 0;    // 0: a fifth of the camera pixel
   std::int64_t max_grid = 1024;
   double max_drift_nm = 3000;
@@ -39,15 +39,21 @@ struct UndriftStepSettings {
   bool markers() const { return method != "rcc"; }
 };
 
-// UsageError naming the parameter's source for a value out of place.
+// UsageError naming the parameter's source for a value out of place (a segment neither auto nor a whole
+// number ≥ 1).
 UndriftStepSettings undrift_step_settings(const Params& p);
+
+// `settings` with the auto segment made a number for `localizations` in `frames` frames; `why` gets the
+// choice's line (empty for a segment given as a number).
+UndriftStepSettings resolve_undrift_segment(UndriftStepSettings settings, std::int64_t frames,
+                                            std::int64_t localizations, std::string& why);
 
 // RCC's settings for localizations of `pixel_size_nm` (the nm values made px); UsageError from
 // RccSettings::validate.
 RccSettings rcc_step_settings(const UndriftStepSettings& settings, double pixel_size_nm, bool quiet);
 
-// UsageError naming `where` when `frames` cannot be cut into two RCC segments (rcc, combined); fit2d
-// checks this before it localizes, not after.
+// UsageError naming `where` when `frames` cannot be cut into two RCC segments (rcc, combined; with the
+// auto segment, two of kAutoMinFrames); fit2d checks this before it localizes, not after.
 void check_undrift_frames(const UndriftStepSettings& settings, std::int64_t frames, const std::string& where);
 
 // Reads `input`, undrifts it with ctx.params' Undrift section and writes OUTPUT and its drift files (all
