@@ -402,7 +402,6 @@ __global__ void fit_kernel(KernelArgs<T> a, M model) {
     const real inv = real(1) / a.photons_per_value;
     r.amplitude = static_cast<float>(static_cast<real>(r.amplitude) * inv);
     r.background = static_cast<float>(static_cast<real>(r.background) * inv + a.photon_offset);
-    r.crlb_amplitude = static_cast<float>(static_cast<real>(r.crlb_amplitude) * inv);
     r.crlb_background = static_cast<float>(static_cast<real>(r.crlb_background) * inv);
     r.crlb_photons = static_cast<float>(static_cast<real>(r.crlb_photons) * inv);
     if (lane == 0) a.out[fit] = r;

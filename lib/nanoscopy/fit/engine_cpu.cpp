@@ -264,7 +264,6 @@ FitResult fit_one_pixel(const M& model, const Pixel* pixels, const float* shift,
   const float inv = static_cast<float>(real(1) / ps.scale);
   r.amplitude *= inv;
   r.background = r.background * inv + static_cast<float>(ps.offset);
-  r.crlb_amplitude *= inv;
   r.crlb_background *= inv;
   r.crlb_photons *= inv;
   return r;

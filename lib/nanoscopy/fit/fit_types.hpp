@@ -84,9 +84,9 @@ constexpr bool converged(FitStatus s) noexcept {
 // sigma is σx and sigma_y σy (both σ for the round models). chi2 = Σ(h − g)² /
 // max(N − n_params − 2, 1) (N = pixels) for lsq; the weighted χ² (wlsq) or the
 // Poisson deviance (mle) over the same degrees of freedom otherwise.
-// crlb_x, crlb_y, crlb_sigma, crlb_sigma_y (px), crlb_amplitude, crlb_background
-// and crlb_photons (pixel units: of α, of β per pixel, and of the spot's
-// integrated counts, α or α·2πσ² for the sampled model): the square roots of
+// crlb_x, crlb_y, crlb_sigma, crlb_sigma_y (px), crlb_background and crlb_photons
+// (pixel units: of β per pixel, and of the spot's integrated counts, α or α·2πσ²
+// for the sampled model): the square roots of
 // the Cramér–Rao bound from the Poisson Fisher information at the estimate
 // (wlsq and mle; NaN for lsq, which reports none; crlb_sigma, crlb_sigma_y NaN
 // for the 3D model, whose widths follow z). log_likelihood: Picasso's
@@ -99,12 +99,15 @@ constexpr bool converged(FitStatus s) noexcept {
 struct FitResult {
   float x = 0, y = 0, sigma = 0, amplitude = 0, background = 0, chi2 = 0;
   float sigma_y = 0;
-  float crlb_x = 0, crlb_y = 0, crlb_amplitude = 0, log_likelihood = 0;
+  // 72 bytes: every field is copied back per fit (the host-to-host rate counts them).
+  float crlb_x = 0, crlb_y = 0, log_likelihood = 0;
   float crlb_background = 0, crlb_photons = 0, crlb_sigma = 0, crlb_sigma_y = 0;
   float z = 0, crlb_z = 0;
   std::int32_t iterations = 0;
   FitStatus status = FitStatus::invalid_roi;
 };
+
+static_assert(sizeof(FitResult) == 72, "FitResult is copied back per fit: keep it small (see its fields' comment)");
 
 // An initial guess of the shape parameters (α and β need none: they follow from them).
 struct SpotGuess {

@@ -135,7 +135,7 @@ NANOSCOPY_HD float nan_float() {
 NANOSCOPY_HD FitResult invalid_result() {
   FitResult r;
   r.x = r.y = r.sigma = r.sigma_y = r.amplitude = r.background = r.chi2 = nan_float();
-  r.crlb_x = r.crlb_y = r.crlb_amplitude = r.log_likelihood = nan_float();
+  r.crlb_x = r.crlb_y = r.log_likelihood = nan_float();
   r.crlb_background = r.crlb_photons = r.crlb_sigma = r.crlb_sigma_y = nan_float();
   r.z = r.crlb_z = nan_float();
   r.iterations = 0;
@@ -169,7 +169,7 @@ NANOSCOPY_HD FitResult lm_fit(const M& model, Eval& eval, const T start[N], int 
   using real = T;
   constexpr int fitted = M::n_params + 2;
   FitResult out;
-  out.crlb_x = out.crlb_y = out.crlb_amplitude = out.log_likelihood = nan_float();
+  out.crlb_x = out.crlb_y = out.log_likelihood = nan_float();
   out.crlb_background = out.crlb_photons = out.crlb_sigma = out.crlb_sigma_y = nan_float();
   out.crlb_z = nan_float();
   real p[N];

@@ -71,7 +71,7 @@ struct LocalizeSettings {
     }
     return s;
   }
-  // With maps: α, β (and the CRLBs of α, β and the photons) of fits made in photons back in the camera's
+  // With maps: α, β (and the CRLBs of β and the photons) of fits made in photons back in the camera's
   // units of fit.photon_offset and fit.photons_per_value, as without maps.
   void to_camera_units(FitResult* fits, std::size_t n) const {
     if (!camera_maps) return;
@@ -79,7 +79,6 @@ struct LocalizeSettings {
       FitResult& r = fits[i];
       r.amplitude = static_cast<float>(r.amplitude / fit.photons_per_value);
       r.background = static_cast<float>(r.background / fit.photons_per_value + fit.photon_offset);
-      r.crlb_amplitude = static_cast<float>(r.crlb_amplitude / fit.photons_per_value);
       r.crlb_background = static_cast<float>(r.crlb_background / fit.photons_per_value);
       r.crlb_photons = static_cast<float>(r.crlb_photons / fit.photons_per_value);
     }

@@ -154,7 +154,7 @@ NANOSCOPY_HD void add_fisher(FisherSums<T, P>& s, T gs, T mu, const T d[P]) {
 
 // CRLB standard deviations from the Fisher information, into `out`: x̄ (θ_0),
 // ȳ (θ_1), the widths σ or σx, σy (θ_2, θ_3) of the 2D models, z (θ_ZIndex) of
-// a 3D model, α (θ_{P−2}), β (θ_{P−1}) and the spot's photons (α itself for the
+// a 3D model, β (θ_{P−1}) and the spot's photons (α, θ_{P−2}, itself for the
 // integrated models; α·2πσ² for the sampled one, PeakAmplitude, whose bound
 // takes the covariance of α and σ: ∇ᵀI⁻¹∇ with ∇ = (0, 0, 4πσα, 2πσ², 0)).
 // Each is one LDLᵀ solve of lm.hpp (λ = 0) with the quantity's gradient as the
@@ -167,9 +167,9 @@ template <class T, int P, int ZIndex = -1, bool PeakAmplitude = false>
 NANOSCOPY_HD void fisher_to_result(const FisherSums<T, P>& s, const T theta[P], const T magnitude[P], FitResult& out) {
   constexpr int N = P - 2;
   constexpr int widths = ZIndex >= 0 ? 0 : N - 2;  // σ (round), σx and σy (elliptical), none (3D)
-  // Quantities: x, y, α, β, photons, then z or the widths.
-  constexpr int count = 5 + (ZIndex >= 0 ? 1 : widths);
-  float sd[7];
+  // Quantities: x, y, β, photons, then z or the widths.
+  constexpr int count = 4 + (ZIndex >= 0 ? 1 : widths);
+  float sd[6];
   for (int k = 0; k < count; ++k) {
     sd[k] = nan_float();
     if (!s.ok) continue;
@@ -178,9 +178,8 @@ NANOSCOPY_HD void fisher_to_result(const FisherSums<T, P>& s, const T theta[P], 
     for (int j = 0; j < P; ++j) grad[j] = T(0);
     if (k == 0) grad[0] = T(1);
     if (k == 1) grad[1] = T(1);
-    if (k == 2) grad[N] = T(1);
-    if (k == 3) grad[N + 1] = T(1);
-    if (k == 4) {
+    if (k == 2) grad[N + 1] = T(1);
+    if (k == 3) {
       if constexpr (PeakAmplitude) {
         constexpr T two_pi = T(6.283185307179586);
         grad[2] = T(2) * two_pi * theta[2] * theta[N];
@@ -189,7 +188,7 @@ NANOSCOPY_HD void fisher_to_result(const FisherSums<T, P>& s, const T theta[P], 
         grad[N] = T(1);
       }
     }
-    if (k >= 5) grad[ZIndex >= 0 ? ZIndex : k - 3] = T(1);
+    if (k >= 4) grad[ZIndex >= 0 ? ZIndex : k - 2] = T(1);
     if (!solve_damped<P, T>(s.info, grad, T(0), col, magnitude)) continue;
     T variance = 0;
     NANOSCOPY_FIT_UNROLL
@@ -198,14 +197,13 @@ NANOSCOPY_HD void fisher_to_result(const FisherSums<T, P>& s, const T theta[P], 
   }
   out.crlb_x = sd[0];
   out.crlb_y = sd[1];
-  out.crlb_amplitude = sd[2];
-  out.crlb_background = sd[3];
-  out.crlb_photons = sd[4];
+  out.crlb_background = sd[2];
+  out.crlb_photons = sd[3];
   if constexpr (ZIndex >= 0) {
-    out.crlb_z = sd[5];
+    out.crlb_z = sd[4];
   } else {
-    out.crlb_sigma = sd[5];
-    out.crlb_sigma_y = widths == 2 ? sd[6] : sd[5];
+    out.crlb_sigma = sd[4];
+    out.crlb_sigma_y = widths == 2 ? sd[5] : sd[4];
   }
   out.log_likelihood = s.ok && finite_float(s.log_likelihood) ? static_cast<float>(s.log_likelihood) : nan_float();
 }
@@ -229,13 +227,14 @@ NANOSCOPY_HD bool lsq_result_theta(const FitResult& r, T offset, T scale, T thet
 }
 
 // The bounds of `bound` (a per-pixel evaluator's finish at that θ) into the lsq
-// result `r`, α's back in the pixel units of `scale`; the log-likelihood stays NaN.
+// result `r`, the photons' and β's back in the pixel units of `scale`; the log-likelihood stays NaN.
 template <class T>
 NANOSCOPY_HD void take_lsq_crlb(const FitResult& bound, T scale, FitResult& r) {
   r.crlb_x = bound.crlb_x;
   r.crlb_y = bound.crlb_y;
   r.crlb_z = bound.crlb_z;
-  r.crlb_amplitude = static_cast<float>(static_cast<T>(bound.crlb_amplitude) / scale);
+  r.crlb_photons = static_cast<float>(static_cast<T>(bound.crlb_photons) / scale);
+  r.crlb_background = static_cast<float>(static_cast<T>(bound.crlb_background) / scale);
 }
 
 }  // namespace nanoscopy::fit_detail
