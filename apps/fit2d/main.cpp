@@ -162,6 +162,7 @@ int main(int argc, char** argv) {
   app.bind("--pixel-size", "Camera/Pixelsize");
   app.bind("--box", "Detection/box");
   app.bind("--threshold", "Detection/threshold");
+  app.bind("--min-net-gradient", "Detection/min net gradient");
   app.bind("--model", "Fit/model");
   app.bind("--fit-precision", "Fit/precision");
   app.bind("--estimator", "Fit/estimator");
