@@ -231,7 +231,7 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
     doc["cells"].push_back(cell);
     std::error_code ec;
     fs::remove(output, ec);
-    fs::remove(fs::path(output).replace_extension(".yaml"), ec);
+    fs::remove(fs::path(output).replace_extension(".yaml"), ec);  // the .hdf5's sidecar (Picasso's name)
   }
 
   out << "## fit2d end to end: " << o.frames << " frames of " << o.size << "x" << o.size << " uint16, ~" << o.spots

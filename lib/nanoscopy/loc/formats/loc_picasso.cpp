@@ -84,12 +84,12 @@ std::vector<Column> picasso_columns(bool fit_diagnostics, bool likelihood, bool 
 class PicassoWriter final : public LocalizationWriter {
  public:
   PicassoWriter(const std::string& path, const LocWriterContext& ctx)
-      : LocalizationWriter(LocFormat::picasso_hdf5, {path, localization_yaml_path(path)}), ctx_(ctx) {
+      : LocalizationWriter(LocFormat::picasso_hdf5, {path, localization_yaml_path(path, LocFormat::picasso_hdf5)}), ctx_(ctx) {
     if (ctx_.width <= 0 || ctx_.height <= 0 || ctx_.frames <= 0)
       throw UsageError(path, "a Picasso file needs the movie's width, height and frame count (got " +
                                  std::to_string(ctx_.width) + " x " + std::to_string(ctx_.height) + ", " +
                                  std::to_string(ctx_.frames) + " frames)");
-    check_yaml_context(path, ctx_);
+    check_yaml_context(path, LocFormat::picasso_hdf5, ctx_);
     if (ctx_.carried && !ctx_.carried->fields.empty()) {
       table_ = create_hdf5_table_writer(path, "locs", plan_carried());
       return;
