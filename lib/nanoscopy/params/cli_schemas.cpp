@@ -102,6 +102,10 @@ const Schema& fit2d_schema() {
              "splits 0.2 % of a blink's pairs, 3x 11 %)");
     s.integer("Link/max dark", 1, 0, 1000000, "frames a blink may be missed and still continue");
     s.positive_real("Render/pixel", 10, "rendered pixel, nm");
+    s.choice("Render/registration", "camera", {"camera", "picasso"},
+             "where the picture lies on the camera frame: camera (its corner is the frame's, camera pixel i centred "
+             "at x = i: the picture overlays the movie) or picasso (its corner at x = 0, as Picasso's render: each "
+             "localization half a camera pixel further left and up in the picture)");
     s.choice("Render/mode", "gaussian", {"gaussian", "histogram"},
              "gaussian: each localization a Gaussian of sigma = its precision; histogram: counts per pixel");
     return s;
