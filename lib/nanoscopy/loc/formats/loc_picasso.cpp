@@ -19,6 +19,7 @@
 #include "nanoscopy/io/yaml_documents.hpp"
 #include "nanoscopy/loc/formats/loc_formats.hpp"
 #include "nanoscopy/loc/formats/loc_yaml.hpp"
+#include "nanoscopy/loc/formats/picasso_metadata.hpp"
 
 namespace nanoscopy::detail {
 namespace {
@@ -382,7 +383,7 @@ class PicassoReader final : public LocalizationReader {
     if (!h5::stores_its_data(dataset_.get()))
       throw InputError(path, "/locs declares " + std::to_string(rows_) +
                                  " rows but the file does not hold them (damaged or truncated file?)");
-    read_localization_yaml(localization_yaml_path(path), info_);
+    read_metadata(path);
     if (pixel_size_nm > 0) info_.pixel_size_nm = pixel_size_nm;
   }
 
@@ -409,6 +410,18 @@ class PicassoReader final : public LocalizationReader {
   }
 
  private:
+  // The .yaml beside the file; without one, Picasso 0.11's /metadata (its load_info's order).
+  void read_metadata(const std::string& path) {
+    const std::string yaml = localization_yaml_path(path, LocFormat::picasso_hdf5);
+    std::error_code ec;
+    if (!std::filesystem::exists(input_path(yaml, "the localizations' metadata"), ec))
+      if (const auto json = read_picasso_metadata_dataset(file_.get(), path)) {
+        read_localization_metadata_json(*json, path + ":/metadata", info_);
+        return;
+      }
+    read_localization_yaml(yaml, info_);
+  }
+
   void convert(const double* v, hsize_t index, Localization& l) const {
     const auto& present = present_;
     const std::string& path = path_;

@@ -246,11 +246,13 @@ void check_replaceable_yaml(const std::string& yaml_path, const std::string& pat
                                     fs::path(path).filename().string() + " would replace it: name them differently");
 }
 
-void read_localization_yaml(const std::string& yaml_path, LocalizationFile& file) {
-  std::error_code ec;
-  const std::string source = input_path(yaml_path, "the localizations' metadata");
-  if (!fs::exists(source, ec)) return;
-  const std::vector<YAML::Node> documents = read_yaml_documents(source, "the localization metadata");
+namespace {
+
+// The documents of a localization's metadata (the .yaml's, or Picasso 0.11's /metadata) into
+// `file`; `where` names them in errors. `run_yaml`: the .yaml whose run to check against its set's
+// manifest (empty: none).
+void read_localization_documents(const std::vector<YAML::Node>& documents, const std::string& yaml_path,
+                                 const std::string& run_yaml, LocalizationFile& file) {
   if (documents.empty() || !documents.front().IsMap())
     throw InputError(yaml_path, "the first YAML document must be a map with Width, Height and Frames");
   const YAML::Node& movie = documents.front();
@@ -278,7 +280,7 @@ void read_localization_yaml(const std::string& yaml_path, LocalizationFile& file
     if (it->IsMap()) file.pixel_size_nm = positive_number((*it)["Pixelsize"]);
   // A file from another run than its set's manifest says so (a run killed mid-way, or a later run
   // that wrote fewer files): one warning, the file is still read.
-  if (source == yaml_path && documents.back().IsMap()) {
+  if (!run_yaml.empty() && documents.back().IsMap()) {
     const YAML::Node generation = documents.back()["Run generation"], manifest = documents.back()["Run manifest"];
     if (generation && generation.IsScalar() && manifest && manifest.IsScalar()) {
       const std::string mixed = check_run_set(yaml_path, generation.Scalar(), manifest.Scalar(), run_record);
@@ -291,6 +293,30 @@ void read_localization_yaml(const std::string& yaml_path, LocalizationFile& file
       file.pixel_size_nm = positive_number(camera["Pixelsize"]);
   }
   file.pixel_size_from_yaml = file.pixel_size_nm > 0;
+}
+
+}  // namespace
+
+void read_localization_yaml(const std::string& yaml_path, LocalizationFile& file) {
+  std::error_code ec;
+  const std::string source = input_path(yaml_path, "the localizations' metadata");
+  if (!fs::exists(source, ec)) return;
+  const std::vector<YAML::Node> documents = read_yaml_documents(source, "the localization metadata");
+  read_localization_documents(documents, yaml_path, source == yaml_path ? yaml_path : std::string(), file);
+}
+
+void read_localization_metadata_json(const std::string& json, const std::string& where, LocalizationFile& file) {
+  // JSON is YAML's flow style: yaml-cpp reads Picasso's json.dumps(list(info)) as a sequence of maps.
+  YAML::Node list;
+  try {
+    list = YAML::Load(json);
+  } catch (const YAML::Exception& e) {
+    throw InputError(where, "is not JSON: " + e.msg);
+  }
+  if (!list.IsSequence()) throw InputError(where, "is not a JSON list of metadata objects (Picasso 0.11's /metadata)");
+  std::vector<YAML::Node> documents;
+  for (const YAML::Node& document : list) documents.push_back(document);
+  read_localization_documents(documents, where, {}, file);
 }
 
 }  // namespace nanoscopy::detail

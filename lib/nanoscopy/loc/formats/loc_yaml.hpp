@@ -55,6 +55,9 @@ void check_replaceable_yaml(const std::string& yaml_path, const std::string& pat
 // into `file`, and every document as YAML text into file.carried.yaml (written
 // again by a rewrite), when the file exists; InputError when it is not valid YAML.
 void read_localization_yaml(const std::string& yaml_path, LocalizationFile& file);
+// The same from Picasso 0.11's /metadata dataset: `json` a JSON list of the info objects that its
+// .yaml would hold as documents (io.py: json.dumps(list(info))); InputError naming `where`.
+void read_localization_metadata_json(const std::string& json, const std::string& where, LocalizationFile& file);
 // The largest Width or Height read_localization_yaml accepts (InputError naming the .yaml beyond it).
 inline constexpr std::int64_t kMaxYamlFrameSide = std::int64_t{1} << 20;
 
