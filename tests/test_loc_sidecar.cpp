@@ -104,6 +104,7 @@ TEST_CASE("Picasso 0.11's /metadata: read when the .yaml is missing; the .yaml w
     CHECK(file.frames == 10);
     CHECK(file.pixel_size_nm == 130);
     CHECK(file.pixel_size_from_yaml);
+    CHECK(file.metadata_source == path.string() + ":/metadata");
     CHECK(file.locs.size() == 5);
     REQUIRE(file.carried.yaml.size() == 3);  // every info object, carried into a rewrite's .yaml
     CHECK(test::contains(file.carried.yaml[1], "Min. Net Gradient: 5000"));
@@ -114,6 +115,7 @@ TEST_CASE("Picasso 0.11's /metadata: read when the .yaml is missing; the .yaml w
   const LocalizationFile file = read(both);
   CHECK(file.width == 50);
   CHECK(file.pixel_size_nm == 100);
+  CHECK(file.metadata_source == (dir / "variable.yaml").string());
   // /metadata that is not a JSON list: one line naming the file.
   const auto bad = test::run_command("/usr/bin/python3 -c \"import h5py,sys; f=h5py.File(sys.argv[1],'a'); "
                                      "del f['metadata']; f['metadata']='{not json'\" " +

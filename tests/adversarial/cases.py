@@ -841,7 +841,7 @@ def _shuffle_csv(ctx, src, dst):
     with open(ctx.path(dst), "w") as f:
         for row in rows:
             f.write(",".join(row[i] for i in order) + "\n")
-    copy(os.path.splitext(src)[0] + ".yaml", os.path.splitext(dst)[0] + ".yaml")(ctx)
+    copy(src + ".yaml", dst + ".yaml")(ctx)  # a CSV's own .yaml: lc.csv.yaml
 
 
 def _drop_field(ctx, src, dst):
@@ -849,7 +849,7 @@ def _drop_field(ctx, src, dst):
     lines[1] = ",".join(lines[1].split(",")[:-1])
     with open(ctx.path(dst), "w") as f:
         f.write("\n".join(lines) + "\n")
-    copy(os.path.splitext(src)[0] + ".yaml", os.path.splitext(dst)[0] + ".yaml")(ctx)
+    copy(src + ".yaml", dst + ".yaml")(ctx)  # a CSV's own .yaml: lc.csv.yaml
 
 
 def _bad_value(ctx, src, dst):
@@ -859,4 +859,4 @@ def _bad_value(ctx, src, dst):
     lines[1] = ",".join(cells)
     with open(ctx.path(dst), "w") as f:
         f.write("\n".join(lines) + "\n")
-    copy(os.path.splitext(src)[0] + ".yaml", os.path.splitext(dst)[0] + ".yaml")(ctx)
+    copy(src + ".yaml", dst + ".yaml")(ctx)  # a CSV's own .yaml: lc.csv.yaml

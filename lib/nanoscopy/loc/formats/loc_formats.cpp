@@ -93,6 +93,10 @@ void plan_localization_input(const std::string& path) {
   if (yaml != path) plan_input(yaml, "the localizations' metadata (.yaml)");
 }
 
+std::string localization_metadata_path(const std::string& path) {
+  return detail::localization_yaml_to_read(path, detail::format_by_extension(path));
+}
+
 void plan_localization_output(const std::string& path, const std::string& format, const std::string& what) {
   declare_localization_files(path, loc_format_for(path, format), what, plan_output);
 }

@@ -303,6 +303,7 @@ void read_localization_yaml(const std::string& yaml_path, LocalizationFile& file
   if (!fs::exists(source, ec)) return;
   const std::vector<YAML::Node> documents = read_yaml_documents(source, "the localization metadata");
   read_localization_documents(documents, yaml_path, source == yaml_path ? yaml_path : std::string(), file);
+  file.metadata_source = yaml_path;
 }
 
 void read_localization_metadata_json(const std::string& json, const std::string& where, LocalizationFile& file) {
@@ -317,6 +318,7 @@ void read_localization_metadata_json(const std::string& json, const std::string&
   std::vector<YAML::Node> documents;
   for (const YAML::Node& document : list) documents.push_back(document);
   read_localization_documents(documents, where, {}, file);
+  file.metadata_source = where;
 }
 
 }  // namespace nanoscopy::detail
