@@ -26,10 +26,11 @@ int balanced_panel_label_scale(std::int64_t tile_width) {
 }
 
 const char* balanced_panel_label(int tile, std::int64_t tile_width) {
-  static constexpr const char* kLong[4] = {"BALANCED", "RHO", "EPSILON", "DENSITY N"};
-  static constexpr const char* kShort[4] = {"BAL", "RHO", "EPS", "N"};
+  static constexpr const char* long_names[4] = {"BALANCED", "RHO", "EPSILON", "DENSITY N"};
+  static constexpr const char* short_names[4] = {"BAL", "RHO", "EPS", "N"};
   const int t = std::clamp(tile, 0, 3);
-  return gray_label_width(kLong[t], balanced_panel_label_scale(tile_width)) <= tile_width ? kLong[t] : kShort[t];
+  return gray_label_width(long_names[t], balanced_panel_label_scale(tile_width)) <= tile_width ? long_names[t]
+                                                                                          : short_names[t];
 }
 
 namespace {
