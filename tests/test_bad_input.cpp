@@ -253,7 +253,7 @@ TEST_CASE("fit2d: broken stacks, a frame smaller than the box, absurd parameters
                    {m + " -o " + q(f.links / "devfull.hdf5"), 4, "devfull.hdf5", "is not a regular file"},
                    {m + " --frames 0:5 --partial " + q(f.plain / "p.h5"), 4, "afile.txt", "is not a directory"},
                    // The rows fill the disk; the .yaml beside them (written last) is the file that fails.
-                   {m + " -o " + q(f.full_dir / "locs.csv"), 4, "locs.yaml", "No space left on device", true},
+                   {m + " -o " + q(f.full_dir / "locs.csv"), 4, "locs.csv.yaml", "No space left on device", true},
                    {m + " -o " + q(f.full_dir / "locs.hdf5"), 4, "locs.hdf5", "No space left on device", true},
                    {m + " --frames 0:5 --partial " + q(f.full_dir / "p.h5"), 4, "p.h5", "No space left on device",
                     true},
@@ -399,7 +399,7 @@ TEST_CASE("fit2d merge, smre merge, sofi merge: broken parts and unwritable outp
                        "is not a regular file"},
                       // fit2d's CSV rows fill the disk; the .yaml beside them (written last) is the file that fails.
                       {"merge " + p0 + " " + p1 + " -o " + q(f.full_dir / ("m" + ext)), 4,
-                       t == "fit2d" ? std::string("m.yaml") : "m" + ext, "No space left on device", true},
+                       t == "fit2d" ? std::string("m.csv.yaml") : "m" + ext, "No space left on device", true},
                   });
   }
 }
@@ -545,12 +545,13 @@ TEST_CASE("NaN and Inf pixels: fit2d detects no spot near them and writes only f
         CHECK(text.find("inf") == std::string::npos);
       }
       fs::remove(out);
-      fs::remove(f.out / ("locs.yaml"));
-      fs::remove(f.out / ("locs.run.json"));  // the run's manifest (core/run_files.hpp)
+      fs::remove(f.out / ("locs.yaml"));      // the .hdf5's
+      fs::remove(f.out / ("locs.csv.yaml"));  // the .csv's
+      fs::remove(f.out / ("locs" + ext + ".run.json"));  // the run's manifest (core/run_files.hpp)
     }
   fs::remove(f.out / "clean.csv");
-  fs::remove(f.out / "clean.yaml");
-  fs::remove(f.out / "clean.run.json");
+  fs::remove(f.out / "clean.csv.yaml");
+  fs::remove(f.out / "clean.csv.run.json");
   CHECK(fs::is_empty(f.out));
 }
 
@@ -597,7 +598,7 @@ TEST_CASE("hostile inputs (issue 24): deep expressions and files, absurd grids, 
     for (std::size_t c = 0; c < fields.size(); ++c)
       bad += (c ? "," : "") + (contains(labels[c], "frame") ? std::string(20'000'000, '9') + "z" : fields[c]);
     write_file(d / "hugefield.csv", bad + "\n");
-    fs::copy_file(d / "c.yaml", d / "hugefield.yaml");
+    fs::copy_file(d / "c.csv.yaml", d / "hugefield.csv.yaml");
   }
   // A JSON parameter file nested 100,000 deep; a .prm value of 30 MB; the undrift grid pixel in a file.
   write_file(d / "deep.json", repeat("{\"a\":", 100000) + "1" + std::string(100000, '}'));
@@ -670,12 +671,12 @@ TEST_CASE("hostile inputs (issue 24): deep expressions and files, absurd grids, 
     std::string reversed = text.substr(0, eol + 1);
     for (auto it = rows.rbegin(); it != rows.rend(); ++it) reversed += *it + "\n";
     write_file(d / "unsorted.csv", reversed);
-    fs::copy_file(d / "c.yaml", d / "unsorted.yaml");
+    fs::copy_file(d / "c.csv.yaml", d / "unsorted.csv.yaml");
     require_ok(run_tool("fit2d", "--quiet link " + c + " -o " + q(f.out / "sorted_link.csv")));
     require_ok(run_tool("fit2d", "--quiet link " + q(d / "unsorted.csv") + " -o " + q(f.out / "unsorted_link.csv")));
     CHECK(read_localizations((f.out / "unsorted_link.csv").string(), 100).size() ==
           read_localizations((f.out / "sorted_link.csv").string(), 100).size());
-    for (const char* name : {"sorted_link.csv", "sorted_link.yaml", "unsorted_link.csv", "unsorted_link.yaml"})
+    for (const char* name : {"sorted_link.csv", "sorted_link.csv.yaml", "unsorted_link.csv", "unsorted_link.csv.yaml"})
       fs::remove(f.out / name);
   }
   fs::remove_all(d);

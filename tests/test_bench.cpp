@@ -90,6 +90,18 @@ TEST_CASE("bench io indexes and reads a stack and reports it") {
   CHECK(fs::directory_iterator(dir.path())->path().filename() == "io.json");  // the test stack is removed
 }
 
+TEST_CASE("bench --dir creates the folder it is given") {
+  TempDir dir;
+  const fs::path fresh = dir / "new" / "deeper";
+  const auto r = bench("io --pages 20 --size 4 --dir " + shell_quote(fresh.string()));
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(fs::is_directory(fresh));
+  write_file(dir / "afile", "x");  // a file where the folder should be: one line naming it
+  check_one_line_error(bench("io --pages 20 --size 4 --dir " + shell_quote((dir / "afile").string())), "bench", 4,
+                       "afile", "not a folder");
+}
+
 TEST_CASE("bench refuses bad grids before measuring") {
   CHECK(bench("fit2d --sizes 40").exit_code == 2);
   CHECK(bench("fit2d --batches 0").exit_code == 2);

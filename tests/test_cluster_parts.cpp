@@ -119,7 +119,7 @@ TEST_CASE("fit2d parts merge to the rows and drift of one run, in any order; --s
     }
     return yaml;
   };
-  CHECK(contains(read_file(dir / "merged.yaml"), "Run manifest: merged.run.json\n"));
+  CHECK(contains(read_file(dir / "merged.yaml"), "Run manifest: merged.hdf5.run.json\n"));
   CHECK(without_run(read_file(dir / "merged.yaml")) == without_run(read_file(dir / "whole.yaml")));
 
   SUBCASE("--series: a second file's frames follow the first's") {

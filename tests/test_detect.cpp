@@ -455,3 +455,43 @@ TEST_CASE("throughput on 256×256 frames (reported)") {
   }
   CHECK(!found.empty());
 }
+
+TEST_CASE("--min-net-gradient: exactly the candidates whose net gradient exceeds it, as Picasso's identify keeps") {
+  MovieSettings m;
+  m.frames = 20;
+  m.width = 64;
+  m.height = 64;
+  m.emitters = 30;
+  m.on_fraction = 0.3;
+  m.photons = 1500;
+  m.background = 20;
+  m.seed = 5;
+  const Movie movie = simulate(m);
+  DetectSettings s;
+  std::vector<Candidate> all, kept;
+  detect_cpu(movie.frames.data(), 0, movie.count, movie.width, movie.height, s, 2, all);
+  REQUIRE(all.size() > 20);
+  // A threshold in the middle of the candidates' net gradients (camera counts, as Picasso's).
+  std::vector<float> ng;
+  for (const auto& c : all) ng.push_back(c.net_gradient);
+  std::nth_element(ng.begin(), ng.begin() + static_cast<std::ptrdiff_t>(ng.size() / 2), ng.end());
+  s.min_net_gradient = ng[ng.size() / 2];
+  detect_cpu(movie.frames.data(), 0, movie.count, movie.width, movie.height, s, 2, kept);
+  std::vector<Candidate> want;
+  for (const auto& c : all)
+    if (static_cast<double>(c.net_gradient) > s.min_net_gradient) want.push_back(c);  // strictly, as Picasso
+  CHECK(kept.size() < all.size());
+  REQUIRE(kept.size() == want.size());
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    CHECK(kept[i].frame == want[i].frame);
+    CHECK(kept[i].x == want[i].x);
+    CHECK(kept[i].y == want[i].y);
+    CHECK(kept[i].net_gradient == want[i].net_gradient);
+  }
+  // 0 is off: every candidate, a negative net gradient included; a negative minimum is refused.
+  s.min_net_gradient = 0;
+  detect_cpu(movie.frames.data(), 0, movie.count, movie.width, movie.height, s, 2, kept);
+  CHECK(kept.size() == all.size());
+  s.min_net_gradient = -1;
+  CHECK_THROWS_AS(validate_detect_settings(s), UsageError);
+}

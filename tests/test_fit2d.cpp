@@ -309,13 +309,18 @@ TEST_CASE("the camera comes from the movie's .yaml unless the user sets it; the 
   CHECK(bad.exit_code == 3);
   CHECK(bad.output.find("movie.yaml: Sensitivity is not a number") != std::string::npos);
   CHECK_FALSE(fs::exists(dir / "x.csv"));
-  // movie.tif -o movie.csv would write movie.yaml over the movie's own: refused before any work.
+  // movie.tif -o movie.hdf5 would write movie.yaml over the movie's own: refused before any work.
   write_file(dir / "movie.yaml", yaml);
-  const auto clash = run_tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote((dir / "movie.csv").string()));
+  const auto clash = run_tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote((dir / "movie.hdf5").string()));
   CHECK(clash.exit_code == 2);
   CHECK(clash.output.find("would write over the movie's metadata") != std::string::npos);
   CHECK(read_file(dir / "movie.yaml") == yaml);
-  CHECK_FALSE(fs::exists(dir / "movie.csv"));
+  CHECK_FALSE(fs::exists(dir / "movie.hdf5"));
+  // movie.tif -o movie.csv: the CSV's .yaml is movie.csv.yaml, the movie's own is left as it was.
+  const auto csv = run_tool("fit2d", "-q " + shell_quote(movie) + " -o " + shell_quote((dir / "movie.csv").string()));
+  CHECK(csv.exit_code == 0);
+  CHECK(read_file(dir / "movie.yaml") == yaml);
+  CHECK(fs::exists(dir / "movie.csv.yaml"));
 }
 
 TEST_CASE("Picasso's movie: its metadata leads the YAML, one pixel size, no second camera") {

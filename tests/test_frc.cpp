@@ -615,9 +615,9 @@ TEST_CASE("frc --split and localization files") {
   // The same field from the CSV, whose .yaml gives the camera frame, as from the HDF5; and the same curve.
   CHECK(jc["width"] == 160);
   CHECK(jc["resolution_nm"] == jh["resolution_nm"]);
-  CHECK(contains(lc.output, "field 32x32 px from lc.yaml"));
+  CHECK(contains(lc.output, "field 32x32 px from lc.csv.yaml"));
   // Without the .yaml: the localizations' extent, said so; --field (with the pixel size) gives the frame back.
-  fs::remove(dir / "lc.yaml");
+  fs::remove(dir / "lc.csv.yaml");
   const auto extent = frc(shell_quote((dir / "lc.csv").string()) + " --quiet --render-px 20 --time-blocks 10 --json " +
                           shell_quote((dir / "le.json").string()));
   CHECK(extent.exit_code == 0);

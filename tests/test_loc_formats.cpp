@@ -209,7 +209,7 @@ TEST_CASE("ThunderSTORM CSV: read by Python's csv and pandas; header, ids, frame
 
   auto writer = create_localization_writer(path, "", ctx);
   CHECK(writer->format() == LocFormat::thunderstorm_csv);
-  CHECK(writer->files() == std::vector<std::string>{path, (dir / "locs.yaml").string()});
+  CHECK(writer->files() == std::vector<std::string>{path, (dir / "locs.csv.yaml").string()});
   const LocWriteCounts counts = write_by_frame(*writer, locs);
   CHECK(counts.written == kept);
   CHECK(counts.non_finite == 3);

@@ -106,6 +106,84 @@ TEST_CASE("fit2d render: a TIFF with the rendered pixel size, its PNG preview; o
   CHECK_FALSE(std::filesystem::exists(dir / "e.png"));
 }
 
+TEST_CASE("registration: a point lands exactly o/2 rendered pixels further left and up in Picasso's picture") {
+  // o = 100 nm / 25 nm = 4 rendered pixels per camera pixel; one point at (10.3, 5.7) camera px.
+  RenderSettings s;
+  s.camera_px_nm = 100;
+  s.pixel_nm = 25;
+  s.field_width_px = 20;
+  s.field_height_px = 12;
+  const double o = s.camera_px_nm / s.pixel_nm;
+  const std::vector<Localization> locs = {at(10.3, 5.7, 0.15)};
+  const auto centroid = [&](RenderRegistration registration, RenderMode mode) {
+    s.registration = registration;
+    s.mode = mode;
+    const RenderedImage img = render_localizations(locs, s);
+    double m = 0, mx = 0, my = 0;
+    for (std::int64_t j = 0; j < img.height; ++j)
+      for (std::int64_t i = 0; i < img.width; ++i) {
+        const double v = img.pixels[static_cast<std::size_t>(j * img.width + i)];
+        m += v;
+        mx += v * static_cast<double>(i);
+        my += v * static_cast<double>(j);
+      }
+    REQUIRE(m > 0);
+    return std::pair{mx / m, my / m};
+  };
+  // Histogram: the pixel floor(o·(x + 0.5)) = 43 (camera) against Picasso's floor(o·x) = 41 (render.py's _fill).
+  const auto [hx_camera, hy_camera] = centroid(RenderRegistration::camera, RenderMode::histogram);
+  const auto [hx_picasso, hy_picasso] = centroid(RenderRegistration::picasso, RenderMode::histogram);
+  CHECK(hx_camera == 43);
+  CHECK(hx_picasso == 41);
+  CHECK(hy_camera == 24);  // floor(4 · 6.2)
+  CHECK(hy_picasso == 22);  // floor(4 · 5.7)
+  // Gaussian: the centres of mass differ by exactly o/2 in x and in y.
+  const auto [gx_camera, gy_camera] = centroid(RenderRegistration::camera, RenderMode::gaussian);
+  const auto [gx_picasso, gy_picasso] = centroid(RenderRegistration::picasso, RenderMode::gaussian);
+  CHECK(gx_camera - gx_picasso == doctest::Approx(o / 2).epsilon(1e-4));
+  CHECK(gy_camera - gy_picasso == doctest::Approx(o / 2).epsilon(1e-4));
+  CHECK(render_origin_px(RenderRegistration::camera) == -0.5);
+  CHECK(render_origin_px(RenderRegistration::picasso) == 0.0);
+}
+
+TEST_CASE("fit2d render --registration: recorded in the TIFF's description and the HDF5's attributes") {
+  TempDir dir;
+  const auto picasso = peer_file("picasso_testdata_locs.hdf5").string();
+  const auto render = [&](const std::string& out, const std::string& extra) {
+    const auto r = run_command(shell_quote(app_path("fit2d")) + " render " + shell_quote(picasso) + " -o " +
+                               shell_quote((dir / out).string()) + " --pixel 65 " + extra);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    return r.output;
+  };
+  CHECK(contains(render("camera.tif", ""), "camera registration"));
+  CHECK(contains(render("picasso.tif", "--registration picasso"), "picasso registration"));
+  const std::string camera = read_file(dir / "camera.tif"), picasso_tif = read_file(dir / "picasso.tif");
+  CHECK(contains(camera, "registration=camera\norigin_camera_px=-0.5\n"));
+  CHECK(contains(picasso_tif, "registration=picasso\norigin_camera_px=0\n"));
+  // The same picture moved by o/2 = 1 rendered pixel (130 nm camera pixels at 65 nm): Picasso's pixel (i, j)
+  // is ours (i + 1, j + 1) away from the edges.
+  auto a = open_stack((dir / "camera.tif").string()), b = open_stack((dir / "picasso.tif").string());
+  const std::int64_t w = a->info().width, h = a->info().height;
+  std::vector<float> pa(static_cast<std::size_t>(w * h)), pb(pa.size());
+  a->read_raw(0, 1, pa.data());
+  b->read_raw(0, 1, pb.data());
+  double moved = 0, kept = 0;
+  for (std::int64_t j = 4; j + 4 < h; ++j)
+    for (std::int64_t i = 4; i + 4 < w; ++i) {
+      moved += std::abs(pa[static_cast<std::size_t>((j + 1) * w + i + 1)] - pb[static_cast<std::size_t>(j * w + i)]);
+      kept += std::abs(pa[static_cast<std::size_t>(j * w + i)] - pb[static_cast<std::size_t>(j * w + i)]);
+    }
+  CHECK(moved < 1e-3 * kept);
+  if (python_available()) {  // HDF5 pictures carry it as root attributes
+    render("picasso.h5", "--registration picasso");
+    const auto check = run_command("/usr/bin/python3 -c \"import h5py,sys; f=h5py.File(sys.argv[1]); "
+                                   "sys.exit(0 if f.attrs['registration'] in (b'picasso','picasso') else 1)\" " +
+                                   shell_quote((dir / "picasso.h5").string()));
+    CHECK_MESSAGE(check.exit_code == 0, check.output);
+  }
+}
+
 namespace {
 
 std::vector<Localization> random_locs(std::size_t count, std::uint64_t seed) {

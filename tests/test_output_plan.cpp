@@ -50,7 +50,7 @@ struct Data {
     fs::remove(root / "m_truth.csv");
     r = run_tool("fit2d", "-q " + q(movie) + " -o " + q(locs));
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
-    fs::remove(root / "locs.run.json");
+    fs::remove(root / "locs.hdf5.run.json");
     r = run_command(shell_quote(app_path("bench")) + " simulate blinking --quiet -o " + q(blink) +
                     " --frames 40 --width 16 --height 16");
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
@@ -100,7 +100,7 @@ TEST_CASE("an output that is a file the run reads is refused before any work, pe
       // fit2d's main run: the localizations, their .yaml, tracks and drift, parts, each pipeline step.
       {"fit2d", "@/blink.tif -o @/blink.tif --format csv", "blink.tif", "the localizations (-o) would write over the input stack"},
       {"fit2d", "@/m.tif -o @/z.hdf5 --track --camera-maps @/z_drift.csv", "z_drift.csv", "would write over the camera maps"},
-      {"fit2d", "@/m.tif -o @/m.csv", "m.yaml", "the .yaml of the localizations (-o) would write over the movie's metadata"},
+      {"fit2d", "@/m.tif -o @/m.h5", "m.yaml", "the .yaml of the localizations (-o) would write over the movie's metadata"},
       {"fit2d", "@/m.tif -o @/m.hdf5", "m.yaml", "the .yaml of the localizations (-o) would write over the movie's metadata"},
       {"fit2d", "@/m.tif -o @/x.hdf5 --params @/x.hdf5", "x.hdf5", "the parameter file (--params)"},
       {"fit2d", "@/m.tif -o @/x.hdf5 --track --regions @/x_tracks.csv", "x_tracks.csv", "the regions (--regions)"},
@@ -117,7 +117,7 @@ TEST_CASE("an output that is a file the run reads is refused before any work, pe
       {"fit2d", "@/m.tif -o @/q.hdf5 --link --params @/q_link.hdf5", "q_link.hdf5", "the linked localizations"},
       // The subcommands.
       {"fit2d", "filter @/locs.hdf5 -o @/locs.hdf5 --where 'photons > 0'", "locs.hdf5", "would write over"},
-      {"fit2d", "filter @/locs.hdf5 -o @/m.csv --where 'photons > 0'", "m.yaml", "is the movie's own metadata"},
+      {"fit2d", "filter @/locs.hdf5 -o @/m.h5 --where 'photons > 0'", "m.yaml", "is the movie's own metadata"},
       {"fit2d", "link @/locs.hdf5 -o @/locs.hdf5", "locs.hdf5", "would write over"},
       {"fit2d", "render @/locs.hdf5 -o @/locs.hdf5", "locs.hdf5", "the picture (-o) would write over"},
       {"fit2d", "render @/locs.hdf5 -o @/out.tif --png @/locs.yaml", "locs.yaml", "the preview (--png) would write over"},
@@ -188,7 +188,7 @@ TEST_CASE("a second run on the same outputs is refused while the first holds the
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(dir.path())) names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
-  CHECK(names == std::vector<std::string>{"f.hdf5", "f.run.json", "f.yaml"});
+  CHECK(names == std::vector<std::string>{"f.hdf5", "f.hdf5.run.json", "f.yaml"});
 }
 
 TEST_CASE("runs started together on one output set never mix their files") {
@@ -224,8 +224,8 @@ TEST_CASE("a later step's failure keeps the previous run's whole set; a mixed se
   const std::string run = "-q " + q(movie) + " -o " + q(dir / "p.hdf5") + " --undrift --undrift-segment 20 --link";
   auto r = run_tool("fit2d", run);
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
-  REQUIRE(fs::exists(dir / "p.run.json"));
-  CHECK(contains(read_file(dir / "p.yaml"), "Run manifest: p.run.json"));
+  REQUIRE(fs::exists(dir / "p.hdf5.run.json"));
+  CHECK(contains(read_file(dir / "p.yaml"), "Run manifest: p.hdf5.run.json"));
   const auto before = snapshot(dir.path());
   // The undrift step fails this time, after the fit of 40 frames was written (no fiducial markers
   // among blinking molecules): nothing of the new run stays, the 60-frame set is whole.

@@ -216,8 +216,8 @@ TEST_CASE("a run's files appear together, with a manifest written last; an error
     run.commit();
   }
   CHECK(generation.size() == 16);
-  REQUIRE(fs::exists(dir / "set.run.json"));
-  const std::string manifest = read_file(dir / "set.run.json");
+  REQUIRE(fs::exists(dir / "set.hdf5.run.json"));  // the main output's whole name: set.csv's would be another
+  const std::string manifest = read_file(dir / "set.hdf5.run.json");
   CHECK(contains(manifest, "\"generation\": \"" + generation + "\""));
   CHECK(contains(manifest, "\"file\": \"set.hdf5\""));
   CHECK(contains(manifest, "\"file\": \"set.yaml\""));
@@ -232,7 +232,7 @@ TEST_CASE("a run's files appear together, with a manifest written last; an error
   }
   CHECK(read_file(a) == "table 1");
   CHECK(read_file(b) == "yaml 1");
-  CHECK(read_file(dir / "set.run.json") == manifest);
+  CHECK(read_file(dir / "set.hdf5.run.json") == manifest);
   CHECK(entries(dir.path()) == 3);
 }
 

@@ -10,8 +10,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "nanoscopy/io/gray_label.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/sofi/balanced.hpp"
+#include "nanoscopy/sofi/balanced_output.hpp"
 #include "nanoscopy/sofi/deconvolve.hpp"
 #include "support/test_support.hpp"
 
@@ -215,6 +217,31 @@ TEST_CASE("--balanced writes its pages and previews and leaves the cumulant page
   for (float v : rho) CHECK((std::isnan(v) || (v >= 0 && v <= 1)));
   CHECK(fs::file_size(dir / "b_balanced.png") > 0);
   CHECK(fs::file_size(dir / "b_balanced_panel.png") > 0);
+  {  // Each of the panel's four tiles is labelled in its top-left corner: white glyphs in a black box.
+    auto png = open_stack((dir / "b_balanced_panel.png").string());
+    const std::int64_t pw = png->info().width, ph = png->info().height, w = pw / 2, h = ph / 2;
+    const auto panel = page(dir / "b_balanced_panel.png", 0);
+    const float white = *std::max_element(panel.begin(), panel.end());
+    REQUIRE(white > 0);
+    for (int t = 0; t < 4; ++t) {
+      CAPTURE(t);
+      const std::string label = balanced_panel_label(t, w);
+      const int scale = balanced_panel_label_scale(w);
+      std::vector<float> want(static_cast<std::size_t>(pw * ph), 0.5f);  // 0.5: not part of the label
+      const std::int64_t x0 = (t % 2) * w, y0 = (t / 2) * h;
+      burn_gray_label(want.data(), pw, ph, x0, y0, x0 + w, y0 + h, label, scale);
+      std::int64_t ink = 0, wrong = 0;
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        if (want[i] == 0.5f) continue;
+        ink += want[i] == 1.0f;
+        wrong += (want[i] == 1.0f) != (panel[i] == white) || (want[i] == 0.0f && panel[i] != 0.0f);
+      }
+      CHECK(ink > 10);
+      CHECK(wrong == 0);
+    }
+    CHECK(std::string(balanced_panel_label(2, 200)) == "EPSILON");
+    CHECK(std::string(balanced_panel_label(3, 20)) == "N");  // too narrow for DENSITY N
+  }
   if (python_available()) {
     const auto check = run_python("tiff_check_imagej.py",
                                   {(dir / "b_balanced.tif").string(), "IYX", "100", "balanced (bSOFI, relative brightness)",

@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   auto* io_cmd = cli.add_subcommand("io", "Stack I/O speed: index and read an N-page TIFF");
   io_cmd->add_option("--pages", io.pages, "pages in the test stack")->default_val(io.pages);
   io_cmd->add_option("--size", io.size, "frame edge in pixels")->default_val(io.size);
-  io_cmd->add_option("--dir", io.dir, "where to write the test stack (default: system temp dir)");
+  io_cmd->add_option("--dir", io.dir, "where to write the test stack (created when missing; default: system temp dir)");
   io_cmd->add_option("--json", io.json, "also write the results as JSON")->type_name("FILE");
 
   LocalizeBenchOptions localize;

@@ -113,6 +113,7 @@ int main(int argc, char** argv) {
   render_cmd->add_option("-o,--output", render.output, "The picture: .tif (or .h5)")->required()->type_name("IMAGE");
   app.bind(render_cmd, "--pixel", "Render/pixel");
   app.bind(render_cmd, "--mode", "Render/mode");
+  app.bind(render_cmd, "--registration", "Render/registration");
   render_cmd->add_option("--png", render.png, "the preview [default: IMAGE with .png]")->type_name("FILE");
   render_cmd->add_option("--color", render.color,
                          "none, or z: RGB, each pixel's mean z on the viridis colour map, brightness from the density "
@@ -155,6 +156,7 @@ int main(int argc, char** argv) {
   app.bind("--link-max-dark", "Link/max dark");
   app.bind("--render-pixel", "Render/pixel");
   app.bind("--render-mode", "Render/mode");
+  app.bind("--render-registration", "Render/registration");
   app.bind("--baseline", "Camera/Baseline");
   app.bind("--sensitivity", "Camera/Sensitivity");
   app.bind("--gain", "Camera/Gain");
@@ -162,6 +164,7 @@ int main(int argc, char** argv) {
   app.bind("--pixel-size", "Camera/Pixelsize");
   app.bind("--box", "Detection/box");
   app.bind("--threshold", "Detection/threshold");
+  app.bind("--min-net-gradient", "Detection/min net gradient");
   app.bind("--model", "Fit/model");
   app.bind("--fit-precision", "Fit/precision");
   app.bind("--estimator", "Fit/estimator");

@@ -164,7 +164,7 @@ std::int64_t DetectPlan::detect_device(const void* d_frames, PixelType type, std
     launch_noise(im.filtered.get(), nb, n, im.settings.threshold, im.noise_sd.get(), im.level.get(), stream);
     NANOSCOPY_CUDA_CHECK(cudaMemsetAsync(im.counter.get(), 0, 2 * sizeof(unsigned long long), stream));
     launch_maxima(v, im.filtered.get(), im.level.get(), im.settings, im.regions.empty() ? nullptr : im.inside.get(),
-                  im.keys.get(), im.counter.get(), im.counter.get() + 1, capacity, stream);
+                  im.keys.get(), im.counter.get(), im.counter.get() + 1, capacity, im.units, stream);
     NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(im.h_counter.get(), im.counter.get(), 2 * sizeof(unsigned long long),
                                          cudaMemcpyDeviceToHost, stream));
     NANOSCOPY_CUDA_CHECK(cudaStreamSynchronize(stream));

@@ -50,10 +50,12 @@ void launch_noise(const float* filtered, std::int64_t frames, std::int64_t n, do
 // as linear pixel indices (frame·n + y·width + x) to keys[atomicAdd(count)];
 // a slot beyond `capacity` is counted but not written. With `inside` (width·height
 // values, 0 outside the regions; null: everywhere), a candidate at a pixel
-// outside is not appended but counted in *outside.
+// outside is not appended but counted in *outside. With settings.min_net_gradient > 0 a
+// maximum whose net gradient (`units`) is below it is no candidate.
 void launch_maxima(const FrameView& v, const float* filtered, const float* level, const DetectSettings& settings,
                    const unsigned char* inside, unsigned long long* keys, unsigned long long* count,
-                   unsigned long long* outside, std::int64_t capacity, cudaStream_t stream);
+                   unsigned long long* outside, std::int64_t capacity, const detect_detail::NetGradientUnits& units,
+                   cudaStream_t stream);
 
 // Temporary bytes of sort_keys for `capacity` keys.
 std::size_t sort_keys_temp_bytes(std::int64_t capacity);

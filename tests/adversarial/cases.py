@@ -229,7 +229,7 @@ def build_cases(source: str) -> list:
     ok = "0 baseline"
     case(ok, "localize to Picasso HDF5", "fit2d", "-q m.tif -o x.hdf5", 0, creates=["x.hdf5", "x.yaml"])
     case(ok, "localize to ThunderSTORM CSV with --track", "fit2d", "-q d.tif -o x.csv --track", 0,
-         creates=["x.csv", "x.yaml", "x_drift.csv", "x_drift.txt"])
+         creates=["x.csv", "x.csv.yaml", "x_drift.csv", "x_drift.txt"])
     case(ok, "the pipeline --undrift --link --render", "fit2d",
          "-q d.tif -o g.hdf5 --undrift --undrift-segment 100 --link --render", 0,
          creates=["g.hdf5", "g_undrift.hdf5", "g_undrift_drift.csv", "g_undrift_link.hdf5", "g_undrift_link.tif",
@@ -239,7 +239,7 @@ def build_cases(source: str) -> list:
     case(ok, "render", "fit2d", "-q render locs.hdf5 -o p.tif", 0, creates=["p.tif", "p.png"])
     case(ok, "undrift", "fit2d", "-q undrift dl.hdf5 -o u.hdf5 --segment 100", 0,
          creates=["u.hdf5", "u.yaml", "u_drift.txt", "u_drift.csv", "u_drift.png"])
-    case(ok, "merge", "fit2d", "-q merge fp0.h5 fp1.h5 -o mg.csv", 0, creates=["mg.csv", "mg.yaml"])
+    case(ok, "merge", "fit2d", "-q merge fp0.h5 fp1.h5 -o mg.csv", 0, creates=["mg.csv", "mg.csv.yaml"])
     case(ok, "calibrate", "fit2d", "-q calibrate z.tif --z-step 40 -o c.json", 0, creates=["c.json", "c.png"])
     case(ok, "sofi", "sofi", "-q bl.tif -o s.tif --block 50", 0, creates=["s.tif"])
     case(ok, "sofi --split odd-even", "sofi", "-q bl.tif -o s.tif --block 50 --orders 2 --split odd-even", 0,
@@ -265,7 +265,9 @@ def build_cases(source: str) -> list:
          setup=copy("m.tif", "mv.tif"))
     plan("--render's picture onto the movie", "fit2d", "-q mv.tif -o mv.hdf5 --render --pixel-size 100", "mv.tif",
          setup=copy("m.tif", "mv.tif"))
-    plan("the .yaml of -o m.csv is the movie's own", "fit2d", "-q m.tif -o m.csv", "m.yaml")
+    # A CSV's .yaml is m.csv.yaml (issue 25): beside the movie it leaves the movie's m.yaml alone.
+    case(ok, "-o m.csv beside the movie keeps its .yaml", "fit2d", "-q m.tif -o m.csv", 0,
+         creates=["m.csv", "m.csv.yaml"])
     plan("the .yaml of -o m.hdf5 is the movie's own", "fit2d", "-q m.tif -o m.hdf5", "m.yaml")
     plan("-o onto the sCMOS maps it reads", "fit2d", "-q sc.tif -o sc_maps.h5", "sc_maps.h5")
     plan("--partial onto the movie", "fit2d", "-q m.tif --frames 0:10 --partial m.tif", "m.tif")
@@ -285,49 +287,45 @@ def build_cases(source: str) -> list:
          "-q d.tif -o g.hdf5 --undrift --undrift-segment 100 --regions g_undrift_drift.csv", "g_undrift_drift.csv",
          setup=copy("regions.txt", "g_undrift_drift.csv"))
     plan("a pipeline step's .yaml onto --regions", "fit2d",
-         "-q d.tif -o g.csv --undrift --undrift-segment 100 --regions g_undrift.yaml", "g_undrift.yaml",
-         setup=copy("regions.txt", "g_undrift.yaml"))
+         "-q d.tif -o g.csv --undrift --undrift-segment 100 --regions g_undrift.csv.yaml", "g_undrift.csv.yaml",
+         setup=copy("regions.txt", "g_undrift.csv.yaml"))
     plan("the pipeline's picture onto --regions", "fit2d",
          "-q d.tif -o g.hdf5 --link --render --regions g_link.tif", "g_link.tif", setup=copy("regions.txt", "g_link.tif"))
     plan("the pipeline's preview onto the parameter file", "fit2d",
          "-q d.tif -o g.hdf5 --render --params g.png", "g.png", setup=copy("f.prm", "g.png"))
     plan("the link step's output is the HDF5 movie", "fit2d", "-q x_link.hdf5 -o x.hdf5 --link", "x_link.hdf5",
          setup=lambda ctx: _h5_movie(ctx, "m.tif", "x_link.hdf5"))
-    plan("-o and its .yaml are one file (--format csv)", "fit2d", "-q m.tif -o x.yaml --format csv", "x.yaml")
     plan("-o is a symbolic link to the movie", "fit2d", "-q m.tif -o lm.h5", "lm.h5", "m.tif",
          setup=symlink("m.tif", "lm.h5"))
-    plan("the .yaml of -o is a hard link to the movie's", "fit2d", "-q m.tif -o h.csv", "h.yaml", "m.yaml",
-         setup=hardlink("m.yaml", "h.yaml"))
-    plan("the .yaml of -o is a symbolic link to the movie's", "fit2d", "-q m.tif -o s.csv", "s.yaml", "m.yaml",
-         setup=symlink("m.yaml", "s.yaml"))
-    plan("-o through a symbolic link to this folder", "fit2d", "-q m.tif -o sub/m.csv", "m.yaml", setup=symlink(".", "sub"))
-    plan("-o spelled ./m.csv", "fit2d", "-q m.tif -o ./m.csv", "m.yaml")
-    plan("-o spelled through ../", "fit2d", ["-q", "m.tif", "-o", "../{case}/m.csv"], "m.yaml")
+    plan("the .yaml of -o is a hard link to the movie's", "fit2d", "-q m.tif -o h.csv", "h.csv.yaml", "m.yaml",
+         setup=hardlink("m.yaml", "h.csv.yaml"))
+    plan("the .yaml of -o is a symbolic link to the movie's", "fit2d", "-q m.tif -o s.csv", "s.csv.yaml", "m.yaml",
+         setup=symlink("m.yaml", "s.csv.yaml"))
+    plan("-o through a symbolic link to this folder", "fit2d", "-q m.tif -o sub/m.h5", "m.yaml", setup=symlink(".", "sub"))
+    plan("-o spelled ./m.h5", "fit2d", "-q m.tif -o ./m.h5", "m.yaml")
+    plan("-o spelled through ../", "fit2d", ["-q", "m.tif", "-o", "../{case}/m.h5"], "m.yaml")
     # fit2d filter / link / render / undrift / merge / calibrate
     plan("filter -o its input", "fit2d", "-q filter locs.hdf5 -o locs.hdf5 --where 'photons > 0'", "locs.hdf5")
-    plan("filter -o .csv whose .yaml is the input's", "fit2d", "-q filter locs.hdf5 -o locs.csv --where 'photons > 0'",
+    plan("filter -o .h5 whose .yaml is the input's", "fit2d", "-q filter locs.hdf5 -o locs.h5 --where 'photons > 0'",
          "locs.yaml")
-    plan("filter -o beside a movie replaces its .yaml", "fit2d", "-q filter locs.hdf5 -o m.csv --where 'photons > 0'",
+    plan("filter -o beside a movie replaces its .yaml", "fit2d", "-q filter locs.hdf5 -o m.h5 --where 'photons > 0'",
          "m.yaml")
-    plan("filter CSV -o its own .yaml", "fit2d", "-q filter lc.csv -o lc.yaml --format csv --where 'photons > 0'",
-         "lc.yaml")
-    plan("filter -o and its .yaml are one file", "fit2d", "-q filter locs.hdf5 -o f.yaml --format csv --where 'x > 0'",
-         "f.yaml")
+    plan("filter CSV -o its own .yaml", "fit2d", "-q filter lc.csv -o lc.csv.yaml --format csv --where 'photons > 0'",
+         "lc.csv.yaml")
     plan("filter -o onto the parameter file", "fit2d",
          "-q filter locs.hdf5 --params f.prm -o f.prm --format csv --where 'x > 0'", "f.prm")
     plan("filter -o is a symbolic link to the input", "fit2d", "-q filter locs.hdf5 -o lf.hdf5 --where 'x > 0'",
          "lf.hdf5", "locs.hdf5", setup=symlink("locs.hdf5", "lf.hdf5"))
     plan("link -o its input", "fit2d", "-q link locs.hdf5 -o locs.hdf5", "locs.hdf5")
-    plan("link -o .csv whose .yaml is the input's", "fit2d", "-q link locs.hdf5 -o locs.csv", "locs.yaml")
+    plan("link -o .h5 whose .yaml is the input's", "fit2d", "-q link locs.hdf5 -o locs.h5", "locs.yaml")
     plan("link CSV -o its input", "fit2d", "-q link lc.csv -o lc.csv", "lc.csv")
     plan("link -o a hard link to the input", "fit2d", "-q link locs.hdf5 -o hl.hdf5", "hl.hdf5", "locs.hdf5",
          setup=hardlink("locs.hdf5", "hl.hdf5"))
-    plan("link -o and its .yaml are one file", "fit2d", "-q link locs.hdf5 -o l.yaml --format csv", "l.yaml")
     plan("render -o its input", "fit2d", "-q render locs.hdf5 -o locs.hdf5", "locs.hdf5")
     plan("render -o out.tif --png out.tif", "fit2d", "-q render locs.hdf5 -o out.tif --png out.tif", "out.tif")
     plan("render --png onto the input", "fit2d", "-q render locs.hdf5 -o p.tif --png locs.hdf5", "locs.hdf5")
     plan("render --png onto the input's .yaml", "fit2d", "-q render locs.hdf5 -o p.tif --png locs.yaml", "locs.yaml")
-    plan("render CSV --png onto its .yaml", "fit2d", "-q render lc.csv -o p.tif --png lc.yaml", "lc.yaml")
+    plan("render CSV --png onto its .yaml", "fit2d", "-q render lc.csv -o p.tif --png lc.csv.yaml", "lc.csv.yaml")
     plan("render -o a symbolic link to the input", "fit2d", "-q render locs.hdf5 -o ln.tif", "ln.tif", "locs.hdf5",
          setup=symlink("locs.hdf5", "ln.tif"))
     plan("render's default preview is a link to the input", "fit2d", "-q render locs.hdf5 -o p.tif", "p.png",
@@ -335,11 +333,9 @@ def build_cases(source: str) -> list:
     plan("undrift's drift table onto its input", "fit2d", "-q undrift out_drift.csv -o out.csv --segment 100",
          "out_drift.csv", setup=steps(tool_run("fit2d", "-q d.tif -o out_drift.csv")))
     plan("undrift -o its input", "fit2d", "-q undrift dl.hdf5 -o dl.hdf5 --segment 100", "dl.hdf5")
-    plan("undrift -o .csv whose .yaml is the input's", "fit2d", "-q undrift dl.hdf5 -o dl.csv --segment 100", "dl.yaml")
+    plan("undrift -o .h5 whose .yaml is the input's", "fit2d", "-q undrift dl.hdf5 -o dl.h5 --segment 100", "dl.yaml")
     plan("undrift's plot is a link to the input's .yaml", "fit2d", "-q undrift dl.hdf5 -o u.hdf5 --segment 100",
          "u_drift.png", "dl.yaml", setup=symlink("dl.yaml", "u_drift.png"))
-    plan("undrift -o and its .yaml are one file", "fit2d", "-q undrift dl.hdf5 -o u.yaml --format csv --segment 100",
-         "u.yaml")
     plan("merge -o a part", "fit2d", "-q merge fp0.h5 fp1.h5 -o fp0.h5", "fp0.h5")
     plan("merge --undrift's output is a part", "fit2d", "-q merge fp0.h5 x_undrift.h5 -o x.h5 --undrift --undrift-segment 5",
          "x_undrift.h5", setup=copy("fp1.h5", "x_undrift.h5"))
@@ -420,8 +416,8 @@ def build_cases(source: str) -> list:
          setup=copy("a3_astig.json", "t_truth.csv"))
 
     plan("compare --json onto the truth", "bench", "-q compare lc.csv m_truth.csv --json m_truth.csv", "m_truth.csv")
-    plan("compare --json onto the localizations' .yaml", "bench", "-q compare lc.csv m_truth.csv --json lc.yaml",
-         "lc.yaml")
+    plan("compare --json onto the localizations' .yaml", "bench", "-q compare lc.csv m_truth.csv --json lc.csv.yaml",
+         "lc.csv.yaml")
 
     # ================= §2: a run's files are one generation =================
     gen = "2 generation"
@@ -614,7 +610,7 @@ def build_cases(source: str) -> list:
     # ================= §5: other adversarial input =================
     adv = "5 adversarial"
     case(adv, "names with spaces", "fit2d", ["-q", "my movie.tif", "-o", "my locs.csv"], 0,
-         creates=["my locs.csv", "my locs.yaml"], setup=steps(copy("m.tif", "my movie.tif"), copy("m.yaml", "my movie.yaml")))
+         creates=["my locs.csv", "my locs.csv.yaml"], setup=steps(copy("m.tif", "my movie.tif"), copy("m.yaml", "my movie.yaml")))
     case(adv, "unicode names", "sofi", ["-q", "überfilm ✓.tif", "-o", "résultat ✓.tif", "--block", "50"], 0,
          creates=["résultat ✓.tif"], setup=copy("bl.tif", "überfilm ✓.tif"))
     case(adv, "names starting with a dash", "smre", ["-q", "--psf", "1", "--iterations", "2", "./-in.tif", "-o",
@@ -845,7 +841,7 @@ def _shuffle_csv(ctx, src, dst):
     with open(ctx.path(dst), "w") as f:
         for row in rows:
             f.write(",".join(row[i] for i in order) + "\n")
-    copy(os.path.splitext(src)[0] + ".yaml", os.path.splitext(dst)[0] + ".yaml")(ctx)
+    copy(src + ".yaml", dst + ".yaml")(ctx)  # a CSV's own .yaml: lc.csv.yaml
 
 
 def _drop_field(ctx, src, dst):
@@ -853,7 +849,7 @@ def _drop_field(ctx, src, dst):
     lines[1] = ",".join(lines[1].split(",")[:-1])
     with open(ctx.path(dst), "w") as f:
         f.write("\n".join(lines) + "\n")
-    copy(os.path.splitext(src)[0] + ".yaml", os.path.splitext(dst)[0] + ".yaml")(ctx)
+    copy(src + ".yaml", dst + ".yaml")(ctx)  # a CSV's own .yaml: lc.csv.yaml
 
 
 def _bad_value(ctx, src, dst):
@@ -863,4 +859,4 @@ def _bad_value(ctx, src, dst):
     lines[1] = ",".join(cells)
     with open(ctx.path(dst), "w") as f:
         f.write("\n".join(lines) + "\n")
-    copy(os.path.splitext(src)[0] + ".yaml", os.path.splitext(dst)[0] + ".yaml")(ctx)
+    copy(src + ".yaml", dst + ".yaml")(ctx)  # a CSV's own .yaml: lc.csv.yaml

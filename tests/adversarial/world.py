@@ -20,7 +20,7 @@ FILES = {
     "d.tif": "movie, 32x32, 400 frames, 30 emitters (d.yaml): enough for undrift and the pipeline",
     "locs.hdf5": "fit2d m.tif -o locs.hdf5 (+ locs.yaml)",
     "dl.hdf5": "fit2d d.tif -o dl.hdf5 (+ dl.yaml)",
-    "lc.csv": "fit2d m.tif -o lc.csv (+ lc.yaml)",
+    "lc.csv": "fit2d m.tif -o lc.csv (+ lc.csv.yaml)",
     "fp0.h5": "fit2d m.tif --frames 0:10 --partial (fp1.h5: 10:)",
     "op1.h5": "fit2d o.tif --frames 10: --partial (a part of another movie)",
     "bl.tif": "blinking stack, 16x16, 200 frames (bench simulate blinking)",

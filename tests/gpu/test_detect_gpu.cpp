@@ -149,6 +149,9 @@ TEST_CASE("CUDA detection equals the CPU reference: edge sizes and settings") {
   s.dog_sigma2 = 1.2;
   s.border = 4;
   check_backends_agree(random_frames(10, 100, 80, 11), s, "sigma 0.5/1.2, border 4");
+  s = {};
+  s.min_net_gradient = 1500;  // Picasso's identification threshold: dropped before any ROI is cut
+  check_backends_agree(random_frames(10, 100, 80, 13), s, "min net gradient 1500");
 }
 
 TEST_CASE("CUDA detection equals the CPU reference with NaN, constant and empty frames") {

@@ -67,4 +67,14 @@ std::vector<BenchDevice> bench_devices(const std::vector<std::string>& requested
   return out;
 }
 
+std::filesystem::path bench_scratch_dir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  if (dir.empty()) return fs::temp_directory_path();
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw OutputError(dir, "is not a folder");
+  fs::create_directories(dir, ec);  // a folder named for this run need not exist yet
+  if (ec || !fs::is_directory(dir, ec)) throw OutputError(dir, "cannot create the folder: " + ec.message());
+  return dir;
+}
+
 }  // namespace nanoscopy

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,10 @@ std::string utc_now();    // ISO 8601, e.g. 2024-05-01T12:00:00Z
 // CPU, hardware threads, GPUs (index, name, compute capability, memory),
 // CUDA driver/runtime versions and whether the CUDA backend is compiled in.
 nlohmann::json machine_info();
+
+// Where a subcommand's --dir puts its scratch files: the system temp dir when `dir` is empty, else
+// `dir`, created with its parents when missing (OutputError naming it when it cannot be).
+std::filesystem::path bench_scratch_dir(const std::string& dir);
 
 // The head of a bench subcommand's JSON: {"benchmark": name, "version", "commit", "date", "machine"}.
 nlohmann::json bench_document(const std::string& benchmark);

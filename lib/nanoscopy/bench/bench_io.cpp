@@ -9,6 +9,7 @@
 #include <ostream>
 #include <vector>
 
+#include "nanoscopy/bench/bench_common.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/image_writer.hpp"
@@ -31,7 +32,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 void run_io_bench(const IoBenchOptions& o, std::int64_t repeats, std::ostream& out) {
   namespace fs = std::filesystem;
   if (o.pages < 1 || o.size < 1) throw UsageError("bench io", "--pages and --size must be positive");
-  const fs::path dir = o.dir.empty() ? fs::temp_directory_path() : fs::path(o.dir);
+  const fs::path dir = bench_scratch_dir(o.dir);
   const fs::path path = dir / ("nanoscopy-bench-io-" + std::to_string(::getpid()) + ".tif");
   struct Cleanup {
     fs::path p;

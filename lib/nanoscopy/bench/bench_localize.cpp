@@ -100,7 +100,7 @@ void add_localize_bench_options(CLI::App& cmd, LocalizeBenchOptions& o) {
   cmd.add_option("--memory-frames", o.memory_frames, "frames for the localizer-alone timing (in host memory)")
       ->default_val(o.memory_frames);
   cmd.add_option("--devices", o.devices, "devices to measure (default: cpu and every GPU)")->delimiter(',');
-  cmd.add_option("--dir", o.dir, "where to write the test stack and outputs (default: system temp dir)");
+  cmd.add_option("--dir", o.dir, "where to write the test stack and outputs (created when missing; default: system temp dir)");
   cmd.add_option("--json", o.json, "write every cell, the machine and the parameters as JSON")->type_name("FILE");
 }
 
@@ -118,7 +118,7 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
   movie.emitters = std::max(1, static_cast<int>(std::lround(o.spots / movie.on_fraction)));
   movie.seed = seed;
 
-  const fs::path root = o.dir.empty() ? fs::temp_directory_path() : fs::path(o.dir);
+  const fs::path root = bench_scratch_dir(o.dir);
   TempTree tree{root / ("nanoscopy-bench-localize-" + std::to_string(::getpid()))};
   fs::create_directories(tree.path);
   const fs::path stack = tree.path / "stack.tif";
@@ -231,7 +231,7 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
     doc["cells"].push_back(cell);
     std::error_code ec;
     fs::remove(output, ec);
-    fs::remove(fs::path(output).replace_extension(".yaml"), ec);
+    fs::remove(fs::path(output).replace_extension(".yaml"), ec);  // the .hdf5's sidecar (Picasso's name)
   }
 
   out << "## fit2d end to end: " << o.frames << " frames of " << o.size << "x" << o.size << " uint16, ~" << o.spots

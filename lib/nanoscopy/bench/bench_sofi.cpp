@@ -420,7 +420,7 @@ void add_sofi_bench_options(CLI::App& cmd, SofiBenchOptions& o) {
   cmd.add_option("--speed-frames", o.speed_frames, "speed: frames in the test stack")->default_val(o.speed_frames);
   cmd.add_option("--speed-size", o.speed_size, "speed: frame edge")->default_val(o.speed_size);
   cmd.add_option("--cpu-frames", o.cpu_frames, "speed: frames the CPU is timed over")->default_val(o.cpu_frames);
-  cmd.add_option("--dir", o.dir, "where the test stacks are written (default: system temp dir)");
+  cmd.add_option("--dir", o.dir, "where the test stacks are written (created when missing; default: system temp dir)");
   cmd.add_flag("--skip-quality", o.skip_quality, "skip the FRC comparison");
   cmd.add_flag("--skip-speed", o.skip_speed, "skip the speed measurements");
   cmd.add_flag("--skip-smre", o.skip_smre, "quality: leave out SOFI2(SMRE) and SMRE(SOFI2) (SMRE on every frame "
@@ -434,7 +434,7 @@ void run_sofi_bench(const SofiBenchOptions& o, std::uint64_t seed, int repeats, 
   const auto devices = bench_devices(o.devices);
   if (!o.smre_params.empty()) (void)smre_options(o, 1.0);  // a bad file fails now, not after the simulation
   if (!o.json.empty()) AtomicOutput check(o.json);
-  const fs::path dir = o.dir.empty() ? fs::temp_directory_path() : fs::path(o.dir);
+  const fs::path dir = bench_scratch_dir(o.dir);
   json result{{"bench", "sofi"}, {"machine", machine_info()}, {"time", utc_now()}, {"seed", seed}};
   if (!o.skip_quality) {
     const BenchDevice* dev = &devices.front();

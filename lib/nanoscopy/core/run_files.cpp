@@ -77,8 +77,9 @@ bool lock_owner(const fs::path& lock_file, std::string& host, long& pid) {
   return static_cast<bool>(in >> host >> pid);
 }
 
-// The manifest beside a run's main output: "<stem>.run.json".
-std::string manifest_file_name(const fs::path& main_output) { return main_output.stem().string() + ".run.json"; }
+// The manifest beside a run's main output: "<its name>.run.json". The whole name, extension included, so
+// that the runs that wrote x.csv and x.hdf5 (or x.tif) beside each other keep a manifest each.
+std::string manifest_file_name(const fs::path& main_output) { return main_output.filename().string() + ".run.json"; }
 
 // An MPI rank other than 0 (from the launcher's environment: the tools start MPI later).
 bool secondary_mpi_rank() {

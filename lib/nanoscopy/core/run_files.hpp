@@ -20,7 +20,7 @@
 //
 // A run's files are one generation: they are renamed into place together at the end (the
 // run's OutputGroup; signals are held during the renames), and a run that writes several
-// files then writes a manifest, `<main stem>.run.json`, naming each file with its size, a
+// files then writes a manifest, `<main output>.run.json` (its whole name: `locs.hdf5.run.json`), naming each file with its size, a
 // sampled fingerprint and the run's generation id. Writers that have metadata record the
 // generation and the manifest's name (localization .yaml). check_run_set() tells a file
 // from another run than the manifest of its set (a run killed with SIGKILL between renames,

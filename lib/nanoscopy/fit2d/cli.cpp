@@ -6,6 +6,7 @@
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
+#include "nanoscopy/fit2d/baseline_check.hpp"
 #include "nanoscopy/fit2d/localize_job.hpp"
 #include "nanoscopy/fit2d/output.hpp"
 #include "nanoscopy/fit2d/postprocess.hpp"
@@ -21,7 +22,7 @@ void run_fit2d_cli(const Fit2dOptions& options, ToolContext& ctx, std::ostream& 
   auto reader = open_stack(options.input);
   const StackInfo& info = reader->info();
   const auto range = ctx.frames.resolve(info.frames, info.path);
-  const Fit2dSetup setup = fit2d_setup(ctx.params, info, options.regions_file, ctx.quiet);
+  Fit2dSetup setup = fit2d_setup(ctx.params, info, options.regions_file, ctx.quiet);
   const Fit2dPostprocess post = fit2d_postprocess(ctx.params);
   if (post.any() && !options.roi_file.empty())
     throw UsageError("--roi", "follows fixed markers and writes no localizations to undrift, link or render");
@@ -35,6 +36,8 @@ void run_fit2d_cli(const Fit2dOptions& options, ToolContext& ctx, std::ostream& 
     plan_fit2d_outputs(options.output.empty() ? sibling_path(info.path, "_locs.hdf5") : options.output,
                        output_format(ctx.params), options.track, post);
   check_run_plan();
+  // Before any fitting: wlsq and mle on pixels far below the baseline would return plausible garbage.
+  check_baseline(setup, ctx.params, *reader);
   if (!options.roi_file.empty()) return run_roi_mode(options, ctx, *reader, range, setup.settings, out);
 
   if (job.part() && options.track)

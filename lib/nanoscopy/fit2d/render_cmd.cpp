@@ -47,6 +47,8 @@ RenderSettings render_step_settings(const Params& p) {
   RenderSettings s;
   s.pixel_nm = p.get_real("Render/pixel");
   s.mode = p.get_string("Render/mode") == "histogram" ? RenderMode::histogram : RenderMode::gaussian;
+  s.registration =
+      p.get_string("Render/registration") == "picasso" ? RenderRegistration::picasso : RenderRegistration::camera;
   return s;
 }
 
@@ -105,13 +107,17 @@ void run_fit2d_render(const Fit2dRenderOptions& o, ToolContext& ctx, std::ostrea
 
   const std::string png = render_png_path(o.output, o.png);
   const std::string software = std::string("nanoscopy fit2d render ") + NANOSCOPY_VERSION;
+  // So that a reader overlays the picture right: its registration, and where its corner lies in camera pixels.
+  const TextAttributes notes = {{"registration", render_registration_name(s.registration)},
+                                {"origin_camera_px", s.registration == RenderRegistration::picasso ? "0" : "-0.5"}};
   OutputGroup outputs;  // the picture and its preview appear together
   double bar_nm = 0;
   RgbImage rgb;
   if (color_z) {
     rgb = color_by_z(image, range.low, range.high);
     const float* pages[] = {rgb.red.data(), rgb.green.data(), rgb.blue.data()};
-    write_float_pages(o.output, image.width, image.height, pages, s.pixel_nm, software, {"red", "green", "blue"});
+    write_float_pages(o.output, image.width, image.height, pages, s.pixel_nm, software, {"red", "green", "blue"},
+                      notes);
     burn_scale_bar(rgb, s.pixel_nm, bar_nm);
     write_rgb_png(png, image.width, image.height, rgb.red, rgb.green, rgb.blue);
   } else {
@@ -122,6 +128,7 @@ void run_fit2d_render(const Fit2dRenderOptions& o, ToolContext& ctx, std::ostrea
     meta.type = PixelType::f32;
     meta.pixel_size_nm = s.pixel_nm;
     meta.software = software;
+    meta.notes = notes;
     auto writer = create_image_writer(o.output, meta);
     writer->write(image.pixels.data(), 1);
     writer->close();
@@ -131,7 +138,8 @@ void run_fit2d_render(const Fit2dRenderOptions& o, ToolContext& ctx, std::ostrea
   outputs.commit();
   out << "fit2d render: " << o.input << ": " << image.rendered << " of " << total << " localizations, "
       << (s.mode == RenderMode::histogram ? "histogram" : "Gaussian (sigma = precision)") << ", " << image.width << " x "
-      << image.height << " pixels of " << s.pixel_nm << " nm, " << renderer.engine().name() << "\n";
+      << image.height << " pixels of " << s.pixel_nm << " nm, " << render_registration_name(s.registration)
+      << " registration, " << renderer.engine().name() << "\n";
   if (color_z)
     out << "  z colour: viridis from " << rgb.z_low << " nm (purple) to " << rgb.z_high << " nm (yellow); z of the "
         << "localizations " << image.z_min << " to " << image.z_max << " nm\n"

@@ -12,6 +12,7 @@
 #include "nanoscopy/core/camera_maps.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/loc/detect/detect.hpp"
+#include "nanoscopy/loc/formats/picasso_localize_keys.hpp"
 
 namespace nanoscopy {
 namespace {
@@ -178,6 +179,7 @@ Fit2dSetup fit2d_setup(const Params& p, const StackInfo& info, const std::string
   PipelineSettings& settings = setup.settings;
   settings.detect.box = static_cast<int>(p.get_int("Detection/box"));
   settings.detect.threshold = p.get_real("Detection/threshold");
+  settings.detect.min_net_gradient = p.get_real("Detection/min net gradient");
   validate_detect_settings(settings.detect, p.source("Detection/box").describe());
   settings.fit = fit_settings(p);
   settings.camera = camera(p, info, setup.camera_from_movie);
@@ -237,6 +239,10 @@ LocWriterContext fit2d_writer_context(const Params& p, const StackInfo& info, co
   };
   for (auto& entry : provenance(p, info.path))
     if (fit_parameter(entry.first)) wctx.parameters.push_back(std::move(entry));
+  // Picasso's names for the same settings, for Picasso and the scripts written for its files.
+  for (auto& entry :
+       picasso_localize_keys(settings.detect.box, settings.detect.min_net_gradient, settings.fit.estimator))
+    wctx.parameters.push_back(std::move(entry));
   return wctx;
 }
 

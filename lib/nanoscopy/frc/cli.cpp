@@ -14,7 +14,6 @@
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/finite_pixels.hpp"
 #include "nanoscopy/core/frame_size.hpp"
-#include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/frc/loc_render.hpp"
@@ -128,8 +127,8 @@ ImagePair render_localizations(const std::string& path, const Params& params, co
   ro.pixel_size_nm = given;
   // A CSV is in nm: without a pixel size (given, or in the .yaml beside it) any size converts it to
   // px and back; 1 nm keeps the numbers.
-  const std::string yaml = sibling_path(path, ".yaml");
-  const bool nominal = format == LocFormat::thunderstorm_csv && !(given > 0) && !fs::exists(yaml);
+  const bool nominal =
+      format == LocFormat::thunderstorm_csv && !(given > 0) && !fs::exists(localization_metadata_path(path));
   if (nominal) ro.pixel_size_nm = 1.0;
   LocalizationFile file = read_localization_file(path, ro);
   LocRenderSettings s;
@@ -165,7 +164,7 @@ ImagePair render_localizations(const std::string& path, const Params& params, co
                            "or larger rendered pixels (--render-px)");
   } else if (file.width > 0 && file.height > 0) {
     s.width_px = file.width, s.height_px = file.height;
-    field_source = fs::path(yaml).filename().string();
+    field_source = fs::path(file.metadata_source).filename().string();
   } else {
     field_source = "the localizations' extent (no .yaml beside the file: give --field WxH for the camera frame)";
   }

@@ -23,7 +23,8 @@ class Hdf5ImageWriter final : public ImageWriter {
 
     file_ = h5::file(H5Fcreate(output_.temp_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
     if (!file_.valid()) throw OutputError(where_, "cannot create the HDF5 file: " + h5::last_error());
-    if (!h5::write_attributes(file_.get(), meta.root_attributes) || !h5::write_run_attributes(file_.get()))
+    if (!h5::write_attributes(file_.get(), meta.root_attributes) || !h5::write_attributes(file_.get(), meta.notes) ||
+        !h5::write_run_attributes(file_.get()))
       throw OutputError(where_, "cannot write the file's attributes: " + h5::last_error());
 
     rank_ = meta.frames > 1 ? 3 : 2;

@@ -24,7 +24,7 @@ std::unique_ptr<ImageWriter> create_image_writer(const std::string& path, const 
 
 void write_float_pages(const std::string& path, std::int64_t width, std::int64_t height,
                        std::span<const float* const> pages, double pixel_size_nm, const std::string& software,
-                       const std::vector<std::string>& labels) {
+                       const std::vector<std::string>& labels, const TextAttributes& notes) {
   auto writer = create_image_writer(path, ImageMeta{.width = width,
                                                     .height = height,
                                                     .frames = static_cast<std::int64_t>(pages.size()),
@@ -32,7 +32,8 @@ void write_float_pages(const std::string& path, std::int64_t width, std::int64_t
                                                     .pixel_size_nm = pixel_size_nm,
                                                     .software = software,
                                                     .axis = StackAxis::pages,
-                                                    .labels = labels});
+                                                    .labels = labels,
+                                                    .notes = notes});
   for (const float* page : pages) writer->write(page, 1);
   writer->close();
 }

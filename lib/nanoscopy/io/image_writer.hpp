@@ -25,6 +25,9 @@ struct ImageMeta {
   std::vector<std::string> labels;   // one per frame or none: ImageJ slice labels (TIFF), attribute "labels" (HDF5)
   std::string dataset = "data"; // HDF5 only
   TextAttributes root_attributes = {};  // HDF5 only: on the root group (a TIFF writer refuses them)
+  // Facts about the picture that both formats carry: TIFF as `name=value` lines after the ImageJ
+  // description's own (ImageJ lists them under Image > Show Info), HDF5 as root attributes.
+  TextAttributes notes = {};
 };
 
 class ImageWriter {
@@ -46,7 +49,7 @@ std::unique_ptr<ImageWriter> create_image_writer(const std::string& path, const 
 // result pages (StackAxis::pages), each named by `labels` when given.
 void write_float_pages(const std::string& path, std::int64_t width, std::int64_t height,
                        std::span<const float* const> pages, double pixel_size_nm = 0, const std::string& software = "",
-                       const std::vector<std::string>& labels = {});
+                       const std::vector<std::string>& labels = {}, const TextAttributes& notes = {});
 
 namespace detail {
 std::unique_ptr<ImageWriter> create_tiff_writer(const std::string& path, const ImageMeta& meta);

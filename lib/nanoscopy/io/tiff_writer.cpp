@@ -104,7 +104,11 @@ std::vector<Field> page_fields(const ImageMeta& meta, const Layout& layout, u64 
   // DocumentName: the run this file belongs to (core/run_files.hpp), so a set's files can be told apart.
   if (const RunFiles* run = recorded_run(); first && run)
     f.push_back(ascii_field(269, "nanoscopy run " + run->generation() + ", manifest " + run->manifest_name()));
-  if (first) f.push_back(ascii_field(270, imagej_description(meta.frames, meta.pixel_size_nm > 0.0, meta.axis)));
+  if (first) {
+    std::string description = imagej_description(meta.frames, meta.pixel_size_nm > 0.0, meta.axis);
+    for (const auto& [name, value] : meta.notes) description += name + "=" + value + "\n";
+    f.push_back(ascii_field(270, description));
+  }
   f.push_back(offset_field(273, data_offset, layout.big));
   f.push_back(short_field(277, 1));
   f.push_back(long_field(278, static_cast<u32>(meta.height)));

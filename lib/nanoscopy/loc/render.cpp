@@ -53,6 +53,14 @@ ScaleBar scale_bar(std::int64_t width, std::int64_t height, double pixel_nm) {
 
 }  // namespace
 
+double render_origin_px(RenderRegistration registration) {
+  return registration == RenderRegistration::picasso ? 0.0 : -0.5;
+}
+
+const char* render_registration_name(RenderRegistration registration) {
+  return registration == RenderRegistration::picasso ? "picasso" : "camera";
+}
+
 RenderGeometry render_geometry(const RenderSettings& s) {
   if (!(s.pixel_nm > 0)) throw UsageError("--pixel", "the rendered pixel must be positive (nm)");
   if (!(s.camera_px_nm > 0)) throw UsageError("render", "the localizations' pixel size is unknown");
@@ -84,6 +92,7 @@ Renderer::Renderer(const RenderSettings& settings, std::unique_ptr<RenderEngine>
 
 void Renderer::add(std::span<const Localization> locs) {
   const double scale = settings_.camera_px_nm / settings_.pixel_nm;  // rendered pixels per camera pixel
+  const double origin = render_origin_px(settings_.registration);
   const auto w = static_cast<float>(engine_->geometry().width), h = static_cast<float>(engine_->geometry().height);
   for (std::size_t first = 0; first < locs.size(); first += kChunkPoints) {
     const std::span<const Localization> chunk = locs.subspan(first, std::min(kChunkPoints, locs.size() - first));
@@ -99,8 +108,8 @@ void Renderer::add(std::span<const Localization> locs) {
       const Localization& l = chunk[static_cast<std::size_t>(k)];
       render_math::RenderPoint& p = points[static_cast<std::size_t>(k)];
       // In rendered pixels from the frame's corner; the test is on the float values the engines get.
-      p.u = static_cast<float>((l.x + 0.5) * scale);
-      p.v = static_cast<float>((l.y + 0.5) * scale);
+      p.u = static_cast<float>((l.x - origin) * scale);
+      p.v = static_cast<float>((l.y - origin) * scale);
       if (!(p.u >= 0 && p.v >= 0 && p.u < w && p.v < h)) {
         p.u = -1.0f;  // outside (render_math::inside): NaN positions too
         continue;

@@ -4,7 +4,9 @@
 // pixel, integrated over each pixel), on the camera frame's field at `pixel_nm`
 // per rendered pixel. Coordinates as frc's rendering (frc/loc_render.hpp):
 // camera px with pixel centres at integers; pixel i of R nm covers
-// [i R, (i + 1) R) nm from the frame's corner.
+// [i R, (i + 1) R) nm from the frame's corner (RenderRegistration::camera, the default),
+// or from camera coordinate 0 as Picasso's render places it (RenderRegistration::picasso:
+// half a camera pixel to the right and down of the camera frame).
 //
 // A Renderer accumulates localizations chunk by chunk on a render engine (CPU
 // or CUDA, loc/render/engine.hpp), so a file larger than memory renders.
@@ -25,12 +27,24 @@
 
 namespace nanoscopy {
 
+// Where the picture's corner lies on the localizations' coordinates (camera pixels, pixel i's
+// centre at x = i): `camera` at −0.5, the camera frame's own corner, so that the picture overlays
+// the movie; `picasso` at 0, as Picasso's render (render.py: rendered pixel k covers
+// [k/o, (k+1)/o)), so that ours overlays Picasso's. A localization at x lands o/2 rendered
+// pixels further right (and down) in `camera` than in `picasso` (o = camera pixel / rendered pixel).
+enum class RenderRegistration { camera, picasso };
+
+// The picture's corner in camera pixels (−0.5 or 0) and the name of a registration.
+double render_origin_px(RenderRegistration registration);
+const char* render_registration_name(RenderRegistration registration);
+
 struct RenderSettings {
   double camera_px_nm = 0;  // the localizations' pixel size (> 0)
   double pixel_nm = 10;     // rendered pixel (> 0)
   RenderMode mode = RenderMode::gaussian;
   std::int64_t field_width_px = 0, field_height_px = 0;  // the camera frame (> 0)
   bool color_z = false;  // also sum mass · z (the z colour)
+  RenderRegistration registration = RenderRegistration::camera;
 };
 
 struct RenderedImage {

@@ -31,6 +31,9 @@ const Schema& fit2d_schema() {
     s.alias("Camera/pixelSize", "Camera/Pixelsize");        // ThunderSTORM (nm)
     s.integer("Detection/box", 7, 3, 31, "ROI edge in pixels (odd): spots are cut and fitted in box x box regions");
     s.positive_real("Detection/threshold", 5, "a candidate's smoothed peak must exceed this many noise standard deviations");
+    s.real("Detection/min net gradient", 0, 0, {},
+           "Picasso Localize's identification threshold in its units (camera counts, ADU): candidates whose net "
+           "gradient does not exceed it are dropped before fitting; recorded as 'Min. Net Gradient' (0: off)");
     s.integer("Fit/max iterations", 20, 1, 1000, "Levenberg-Marquardt iterations before giving up");
     s.real("Fit/max error", 0, 0, {}, "stop when the normalized chi^2 falls below this (0: off)");
     s.real("Fit/min delta", 1e-6, 0, 1, "stop when chi^2 decreases by less than this fraction");
@@ -102,6 +105,10 @@ const Schema& fit2d_schema() {
              "and lines, sparse and dense, where 5x splits up to 5 % (bench postprocess, README)");
     s.integer("Link/max dark", 1, 0, 1000000, "frames a blink may be missed and still continue");
     s.positive_real("Render/pixel", 10, "rendered pixel, nm");
+    s.choice("Render/registration", "camera", {"camera", "picasso"},
+             "where the picture lies on the camera frame: camera (its corner is the frame's, camera pixel i centred "
+             "at x = i: the picture overlays the movie) or picasso (its corner at x = 0, as Picasso's render: each "
+             "localization half a camera pixel further left and up in the picture)");
     s.choice("Render/mode", "gaussian", {"gaussian", "histogram"},
              "gaussian: each localization a Gaussian of sigma = its precision; histogram: counts per pixel");
     return s;

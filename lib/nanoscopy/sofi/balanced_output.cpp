@@ -12,6 +12,7 @@
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
+#include "nanoscopy/io/gray_label.hpp"
 #include "nanoscopy/io/hdf5_images.hpp"
 #include "nanoscopy/io/image_png.hpp"
 #include "nanoscopy/io/image_writer.hpp"
@@ -20,6 +21,18 @@
 #include "nanoscopy/smre/runner.hpp"
 
 namespace nanoscopy {
+int balanced_panel_label_scale(std::int64_t tile_width) {
+  return tile_width >= 160 ? 2 : 1;  // glyphs of 2 x 2 pixels once a tile has room for them
+}
+
+const char* balanced_panel_label(int tile, std::int64_t tile_width) {
+  static constexpr const char* long_names[4] = {"BALANCED", "RHO", "EPSILON", "DENSITY N"};
+  static constexpr const char* short_names[4] = {"BAL", "RHO", "EPS", "N"};
+  const int t = std::clamp(tile, 0, 3);
+  return gray_label_width(long_names[t], balanced_panel_label_scale(tile_width)) <= tile_width ? long_names[t]
+                                                                                          : short_names[t];
+}
+
 namespace {
 
 // SMRE of each order: the user's smre settings (or smre's defaults) with the
@@ -41,6 +54,7 @@ CumulantDeconvolver smre_deconvolver(const BalancedOptions& o, const Device& dev
   };
 }
 
+
 // A map scaled to [0, 1] for the panel: low..high percentiles of its finite pixels; masked pixels black.
 std::vector<float> panel_tile(const std::vector<float>& v, bool unit_range) {
   std::vector<float> finite;
@@ -57,7 +71,8 @@ std::vector<float> panel_tile(const std::vector<float>& v, bool unit_range) {
   return out;
 }
 
-// 2 x 2 tiles: balanced, rho (0..1) / epsilon, density.
+// 2 x 2 tiles: balanced, rho (0..1) / epsilon, density; each labelled in its top-left corner (four grey
+// pictures side by side are otherwise told apart only by the README).
 std::vector<float> parameter_panel(const BalancedImages& b, std::int64_t w, std::int64_t h) {
   const std::vector<float> tiles[4] = {panel_tile(b.balanced, false), panel_tile(b.rho, true),
                                        panel_tile(b.epsilon, false), panel_tile(b.density, false)};
@@ -66,6 +81,11 @@ std::vector<float> parameter_panel(const BalancedImages& b, std::int64_t w, std:
     for (std::int64_t y = 0; y < h; ++y)
       std::copy_n(tiles[t].begin() + y * w, w,
                   panel.begin() + ((t / 2) * h + y) * 2 * w + (t % 2) * w);
+  for (int t = 0; t < 4; ++t) {
+    const std::int64_t x0 = (t % 2) * w, y0 = (t / 2) * h;
+    burn_gray_label(panel.data(), 2 * w, 2 * h, x0, y0, x0 + w, y0 + h, balanced_panel_label(t, w),
+                    balanced_panel_label_scale(w));
+  }
   return panel;
 }
 

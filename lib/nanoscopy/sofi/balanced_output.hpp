@@ -36,6 +36,12 @@ std::vector<int> balanced_orders(const std::vector<int>& orders, bool cross, boo
 // The files write_balanced writes beside `sofi_path` for balanced SOFI up to `order` (for the run's plan).
 std::vector<std::string> balanced_files(const std::string& sofi_path, int order);
 
+// The label burned into the top-left corner of the 2 x 2 panel's tile `tile` (0 balanced, 1 rho,
+// 2 epsilon, 3 density, in reading order) of `tile_width` pixels: the long name when it fits,
+// else a short one; at balanced_panel_label_scale pixels per font cell (io/gray_label.hpp).
+const char* balanced_panel_label(int tile, std::int64_t tile_width);
+int balanced_panel_label_scale(std::int64_t tile_width);
+
 std::vector<std::string> write_balanced(const std::string& sofi_path, const SofiProblem& problem,
                                         const SofiImages& images, const BalancedOptions& options, const Device& device,
                                         double pixel_size_nm, bool quiet, std::ostream& out);

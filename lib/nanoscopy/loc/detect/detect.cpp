@@ -43,6 +43,8 @@ void validate_detect_settings(const DetectSettings& s, const std::string& box_wh
   if (!(s.dog_sigma1 > 0) || !(s.dog_sigma2 <= kMaxDogSigma) || !(s.dog_sigma1 < s.dog_sigma2))
     throw UsageError("dog_sigma", "the difference-of-Gaussians widths must satisfy 0 < sigma1 < sigma2 <= 10 px");
   if (s.border < 0) throw UsageError("border", "the detection border must not be negative");
+  if (!std::isfinite(s.min_net_gradient) || s.min_net_gradient < 0)
+    throw UsageError("min net gradient", "the minimum net gradient must be a number >= 0 (camera counts; 0: off)");
 }
 
 namespace {
@@ -240,8 +242,9 @@ class FrameDetector {
         if (!detect_detail::is_candidate(filtered_.data(), frame, width, height, x, y, settings_.box, settings_.border,
                                          level))
           continue;
-        out.push_back(Candidate{frame_index, x, y, detect_detail::detection_score(row[x], sd),
-                                detect_detail::net_gradient(frame, width, height, x, y, settings_.box, units_)});
+        const float ng = detect_detail::net_gradient(frame, width, height, x, y, settings_.box, units_);
+        if (!detect_detail::passes_net_gradient(ng, settings_.min_net_gradient)) continue;
+        out.push_back(Candidate{frame_index, x, y, detect_detail::detection_score(row[x], sd), ng});
       }
     }
   }

@@ -187,4 +187,11 @@ NANOSCOPY_HD float net_gradient(const Raw* raw, int width, int height, int x, in
   return ng;
 }
 
+// DetectSettings::min_net_gradient's rule, one for the CPU and the CUDA detector: 0 keeps every
+// candidate (a negative net gradient included), else the net gradient must exceed the minimum
+// (strictly, as Picasso's identify keeps ng > Min. Net Gradient).
+NANOSCOPY_HD bool passes_net_gradient(float ng, double min_net_gradient) {
+  return min_net_gradient <= 0 || static_cast<double>(ng) > min_net_gradient;
+}
+
 }  // namespace nanoscopy::detect_detail

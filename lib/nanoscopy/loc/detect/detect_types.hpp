@@ -15,6 +15,11 @@ struct DetectSettings {
   // px: skip maxima closer than this to the frame edge; 0 keeps every maximum (the
   // ROI of a maximum near the edge is shifted inside the frame: roi_origin).
   int border = 0;
+  // Picasso Localize's identification threshold, in its units (camera counts = the input's pixel
+  // values): a candidate whose net gradient (Candidate::net_gradient) does not exceed it is no
+  // candidate (Picasso keeps ng > Min. Net Gradient).
+  // 0: off (our detection threshold alone decides).
+  double min_net_gradient = 0;
 };
 
 // A detected spot: the pixel of a local maximum of the filtered frame.

@@ -98,11 +98,12 @@ std::vector<Column> thunderstorm_columns(const LocWriterContext& ctx) {
 class ThunderstormWriter final : public LocalizationWriter {
  public:
   ThunderstormWriter(const std::string& path, const LocWriterContext& ctx)
-      : LocalizationWriter(LocFormat::thunderstorm_csv, {path, localization_yaml_path(path)}),
+      : LocalizationWriter(LocFormat::thunderstorm_csv,
+                           {path, localization_yaml_path(path, LocFormat::thunderstorm_csv)}),
         ctx_(ctx),
         pixel_size_(ctx.camera.pixel_size_nm),
         enabled_(enabled_columns(ctx)),
-        table_((check_yaml_context(path, ctx), create_csv_writer(path, thunderstorm_columns(ctx)))) {}
+        table_((check_yaml_context(path, LocFormat::thunderstorm_csv, ctx), create_csv_writer(path, thunderstorm_columns(ctx)))) {}
 
   void append(std::span<const Localization> locs) override {
     rows_.clear();
@@ -274,7 +275,7 @@ class ThunderstormReader final : public LocalizationReader {
     info_.format = LocFormat::thunderstorm_csv;
     // The .yaml fit2d writes beside its CSV (or Picasso's beside an export) gives the image
     // size and, unless given, the pixel size.
-    read_localization_yaml(localization_yaml_path(path), info_);
+    read_localization_yaml(localization_yaml_to_read(path, LocFormat::thunderstorm_csv), info_);
     if (pixel_size_nm > 0) info_.pixel_size_nm = pixel_size_nm;
     pixel_size_nm_ = info_.pixel_size_nm;
     if (!(pixel_size_nm_ > 0))

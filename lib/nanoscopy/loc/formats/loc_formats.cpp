@@ -33,9 +33,9 @@ std::string lower(std::string s) {
 
 // The table and its .yaml, declared to the run's plan by `declare` (plan_output for the tool,
 // confirm_output for the writer), after the .yaml is checked to be replaceable.
-void declare_localization_files(const std::string& path, const std::string& what,
+void declare_localization_files(const std::string& path, LocFormat format, const std::string& what,
                                 void (*declare)(const std::string&, const std::string&)) {
-  const std::string yaml = detail::localization_yaml_path(path);
+  const std::string yaml = detail::localization_yaml_path(path, format);
   // A .yaml the run reads (its camera maps, say) is a clash the plan's check names better.
   if (yaml != path && !planned_input(yaml)) detail::check_replaceable_yaml(yaml, path);
   declare(path, what);
@@ -75,7 +75,7 @@ std::unique_ptr<LocalizationWriter> create_localization_writer(const std::string
                                                                const LocWriterContext& ctx) {
   const LocFormat f = loc_format_for(path, format);
   // The tool declared them (plan_localization_output); the writer confirms, and checks the .yaml again.
-  declare_localization_files(path, "the localizations", confirm_output);
+  declare_localization_files(path, f, "the localizations", confirm_output);
   ctx.camera.validate(path);
   switch (f) {
     case LocFormat::thunderstorm_csv:
@@ -88,13 +88,17 @@ std::unique_ptr<LocalizationWriter> create_localization_writer(const std::string
 
 void plan_localization_input(const std::string& path) {
   plan_input(path, "the localizations");
-  const std::string yaml = detail::localization_yaml_path(path);
+  // The .yaml its reader will read (a CSV's own X.csv.yaml, or the X.yaml of an older CSV).
+  const std::string yaml = detail::localization_yaml_to_read(path, detail::format_by_extension(path));
   if (yaml != path) plan_input(yaml, "the localizations' metadata (.yaml)");
 }
 
+std::string localization_metadata_path(const std::string& path) {
+  return detail::localization_yaml_to_read(path, detail::format_by_extension(path));
+}
+
 void plan_localization_output(const std::string& path, const std::string& format, const std::string& what) {
-  static_cast<void>(loc_format_for(path, format));
-  declare_localization_files(path, what, plan_output);
+  declare_localization_files(path, loc_format_for(path, format), what, plan_output);
 }
 
 LocWriteCounts write_localizations(const std::string& path, const std::string& format, const LocWriterContext& ctx,

@@ -205,6 +205,10 @@ void plan_localization_output(const std::string& path, const std::string& format
 // Declares a localization file the run reads, and the .yaml beside it, in the run's plan.
 void plan_localization_input(const std::string& path);
 
+// The .yaml a reader of `path` reads (whether or not it exists): X.yaml beside Picasso's X.hdf5 or
+// X.h5, X.csv.yaml beside a CSV (or the X.yaml of an older CSV, when it can be nobody else's).
+std::string localization_metadata_path(const std::string& path);
+
 // Convenience: writes `locs` at once.
 LocWriteCounts write_localizations(const std::string& path, const std::string& format, const LocWriterContext& ctx,
                                    std::span<const Localization> locs);
@@ -223,6 +227,7 @@ struct LocalizationFile {
                                                    // processing step), else its Camera.Pixelsize
   std::int64_t width = 0, height = 0, frames = 0;  // the .yaml's first document (both formats)
   bool pixel_size_from_yaml = false;               // pixel_size_nm is what the .yaml says (not the option)
+  std::string metadata_source;                     // the .yaml read, or "X.hdf5:/metadata"; empty: none
   CarriedMetadata carried;                         // read_localization_file only (not the chunked reader)
 };
 

@@ -20,6 +20,7 @@
 #include "nanoscopy/io/yaml_documents.hpp"
 #include "nanoscopy/loc/formats/loc_formats.hpp"
 #include "nanoscopy/loc/formats/loc_yaml.hpp"
+#include "nanoscopy/loc/formats/picasso_metadata.hpp"
 
 namespace nanoscopy::detail {
 namespace {
@@ -115,12 +116,12 @@ std::vector<Column> picasso_columns(const std::vector<PicassoColumn>& layout, bo
 class PicassoWriter final : public LocalizationWriter {
  public:
   PicassoWriter(const std::string& path, const LocWriterContext& ctx)
-      : LocalizationWriter(LocFormat::picasso_hdf5, {path, localization_yaml_path(path)}), ctx_(ctx) {
+      : LocalizationWriter(LocFormat::picasso_hdf5, {path, localization_yaml_path(path, LocFormat::picasso_hdf5)}), ctx_(ctx) {
     if (ctx_.width <= 0 || ctx_.height <= 0 || ctx_.frames <= 0)
       throw UsageError(path, "a Picasso file needs the movie's width, height and frame count (got " +
                                  std::to_string(ctx_.width) + " x " + std::to_string(ctx_.height) + ", " +
                                  std::to_string(ctx_.frames) + " frames)");
-    check_yaml_context(path, ctx_);
+    check_yaml_context(path, LocFormat::picasso_hdf5, ctx_);
     if (ctx_.carried && !ctx_.carried->fields.empty()) {
       table_ = create_hdf5_table_writer(path, "locs", plan_carried());
       return;
@@ -441,7 +442,7 @@ class PicassoReader final : public LocalizationReader {
     if (!h5::stores_its_data(dataset_.get()))
       throw InputError(path, "/locs declares " + std::to_string(rows_) +
                                  " rows but the file does not hold them (damaged or truncated file?)");
-    read_localization_yaml(localization_yaml_path(path), info_);
+    read_metadata(path);
     if (pixel_size_nm > 0) info_.pixel_size_nm = pixel_size_nm;
   }
 
@@ -468,6 +469,18 @@ class PicassoReader final : public LocalizationReader {
   }
 
  private:
+  // The .yaml beside the file; without one, Picasso 0.11's /metadata (its load_info's order).
+  void read_metadata(const std::string& path) {
+    const std::string yaml = localization_yaml_path(path, LocFormat::picasso_hdf5);
+    std::error_code ec;
+    if (!std::filesystem::exists(input_path(yaml, "the localizations' metadata"), ec))
+      if (const auto json = read_picasso_metadata_dataset(file_.get(), path)) {
+        read_localization_metadata_json(*json, path + ":/metadata", info_);
+        return;
+      }
+    read_localization_yaml(yaml, info_);
+  }
+
   void convert(const double* v, hsize_t index, Localization& l) const {
     const auto& present = present_;
     const std::string& path = path_;

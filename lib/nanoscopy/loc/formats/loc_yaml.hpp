@@ -12,8 +12,19 @@
 
 namespace nanoscopy::detail {
 
-// X.yaml for X.hdf5 or X.csv.
+// The .yaml a localization file is written with: X.yaml for Picasso's X.hdf5 (its own
+// convention, which Picasso reads), X.csv.yaml for a CSV X.csv (any other table: its full name
+// + .yaml), so that X.csv and X.hdf5 from the same stem never share, and overwrite, one .yaml.
+std::string localization_yaml_path(const std::string& path, LocFormat format);
+// The format an extension tells, never failing: .hdf5 and .h5 Picasso, everything else a CSV.
+LocFormat format_by_extension(const std::string& path);
+// localization_yaml_path for format_by_extension(path).
 std::string localization_yaml_path(const std::string& path);
+
+// The .yaml a reader of `path` reads: localization_yaml_path's; for a CSV without one, the
+// X.yaml that CSVs were written with before, when it can only be this CSV's: localization
+// metadata (two YAML documents or more) and no X.hdf5 or X.h5 beside it to claim it.
+std::string localization_yaml_to_read(const std::string& path, LocFormat format);
 
 // Locale-independent number text (yaml-cpp's emitter formats numbers through iostreams).
 std::string number_text(double v);
@@ -21,7 +32,7 @@ std::string number_text(std::int64_t v);
 
 // UsageError naming `path` when the .yaml would be the file itself, or a
 // provenance parameter is unnamed, repeated or clashes with a key the writer sets.
-void check_yaml_context(const std::string& path, const LocWriterContext& ctx);
+void check_yaml_context(const std::string& path, LocFormat format, const LocWriterContext& ctx);
 
 // The two YAML documents, or with ctx.carried's documents those and one of the step
 // (loc_formats.hpp); OutputError naming `yaml_path` when they cannot be formatted.
@@ -44,6 +55,9 @@ void check_replaceable_yaml(const std::string& yaml_path, const std::string& pat
 // into `file`, and every document as YAML text into file.carried.yaml (written
 // again by a rewrite), when the file exists; InputError when it is not valid YAML.
 void read_localization_yaml(const std::string& yaml_path, LocalizationFile& file);
+// The same from Picasso 0.11's /metadata dataset: `json` a JSON list of the info objects that its
+// .yaml would hold as documents (io.py: json.dumps(list(info))); InputError naming `where`.
+void read_localization_metadata_json(const std::string& json, const std::string& where, LocalizationFile& file);
 // The largest Width or Height read_localization_yaml accepts (InputError naming the .yaml beyond it).
 inline constexpr std::int64_t kMaxYamlFrameSide = std::int64_t{1} << 20;
 
