@@ -494,4 +494,12 @@ TEST_CASE("--min-net-gradient: exactly the candidates whose net gradient exceeds
   CHECK(kept.size() == all.size());
   s.min_net_gradient = -1;
   CHECK_THROWS_AS(validate_detect_settings(s), UsageError);
+  // The float rule (no FP64 in the detection kernel) is the double one: ng > minimum exactly when ng > the
+  // largest float at or below it, for a minimum that is a float and one that is not.
+  for (const double minimum : {1000.0, 1000.0 + 1e-9, 5000.3, 1e-3}) {
+    const float below = detect_detail::net_gradient_floor(minimum);
+    CHECK(static_cast<double>(below) <= minimum);
+    for (float ng = std::nextafter(below, 0.0f), k = 0; k < 4; ++k, ng = std::nextafter(ng, INFINITY))
+      CHECK(detect_detail::passes_net_gradient(ng, below) == (static_cast<double>(ng) > minimum));
+  }
 }

@@ -171,7 +171,7 @@ template <typename Raw>
 __global__ void maxima_kernel(const Raw* raw, const float* filtered, const float* level, std::int64_t total, int width,
                               int height, int box, int border, const unsigned char* inside,
                               unsigned long long* keys, unsigned long long* count, unsigned long long* outside,
-                              std::int64_t capacity, double min_net_gradient, NetGradientUnits units) {
+                              std::int64_t capacity, float net_gradient_below, NetGradientUnits units) {
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= total) return;
   const std::int64_t n = static_cast<std::int64_t>(width) * height;
@@ -182,8 +182,8 @@ __global__ void maxima_kernel(const Raw* raw, const float* filtered, const float
   const int y = p / width, x = p - y * width;
   if (!is_candidate(filtered + f * n, raw + f * n, width, height, x, y, box, border, lv)) return;
   // Below the minimum net gradient it is no candidate at all (detect.cpp drops it at the same point).
-  if (min_net_gradient > 0 &&
-      !passes_net_gradient(net_gradient(raw + f * n, width, height, x, y, box, units), min_net_gradient))
+  if (net_gradient_below > 0.0f &&
+      !passes_net_gradient(net_gradient(raw + f * n, width, height, x, y, box, units), net_gradient_below))
     return;
   if (inside && !inside[p]) {  // dropped before its ROI is cut and fitted, but counted
     atomicAdd(outside, 1ull);
@@ -294,11 +294,11 @@ void launch_maxima(const FrameView& v, const float* filtered, const float* level
   if (v.raw_u16)
     maxima_kernel<<<grid, threads, 0, stream>>>(static_cast<const std::uint16_t*>(v.raw), filtered, level, total,
                                                 v.width, v.height, settings.box, settings.border, inside, keys,
-                                                count, outside, capacity, settings.min_net_gradient, units);
+                                                count, outside, capacity, net_gradient_floor(settings.min_net_gradient), units);
   else
     maxima_kernel<<<grid, threads, 0, stream>>>(static_cast<const float*>(v.raw), filtered, level, total, v.width,
                                                 v.height, settings.box, settings.border, inside, keys, count,
-                                                outside, capacity, settings.min_net_gradient, units);
+                                                outside, capacity, net_gradient_floor(settings.min_net_gradient), units);
   NANOSCOPY_CUDA_CHECK_LAUNCH();
 }
 

@@ -25,17 +25,10 @@ void burn_gray_label(float* image, std::int64_t width, std::int64_t height, std:
   // The box first (black), then the glyphs (white) one cell in from its corner.
   for (std::int64_t y = 0; y < gray_label_height(scale); ++y)
     for (std::int64_t x = 0; x < gray_label_width(text, scale); ++x) put(x0 + x, y0 + y, 0.0f);
-  int pen = 1;
-  for (char c : text) {
-    const char* cells = plot_font::glyph(c);
-    for (int gy = 0; gy < plot_font::kGlyphHeight; ++gy)
-      for (int gx = 0; gx < plot_font::kGlyphWidth; ++gx) {
-        if (!cells || cells[gy * plot_font::kGlyphWidth + gx] != '#') continue;
-        for (int sy = 0; sy < scale; ++sy)
-          for (int sx = 0; sx < scale; ++sx) put(x0 + (pen + gx) * scale + sx, y0 + (1 + gy) * scale + sy, 1.0f);
-      }
-    pen += plot_font::kAdvance;
-  }
+  plot_font::each_ink_cell(text, [&](int gx, int gy) {
+    for (int sy = 0; sy < scale; ++sy)
+      for (int sx = 0; sx < scale; ++sx) put(x0 + (1 + gx) * scale + sx, y0 + (1 + gy) * scale + sy, 1.0f);
+  });
 }
 
 }  // namespace nanoscopy

@@ -53,20 +53,13 @@ class Canvas {
   }
   // Text with its top-left corner at (x, y); vertical text runs bottom to top with its top-left at (x, y).
   void text(int x, int y, const std::string& s, Rgb c, bool vertical = false) {
-    int pen = 0;
-    for (char ch : s) {
-      const char* cells = plot_font::glyph(ch);
-      for (int gy = 0; gy < plot_font::kGlyphHeight; ++gy)
-        for (int gx = 0; gx < plot_font::kGlyphWidth; ++gx) {
-          if (!cells || cells[gy * plot_font::kGlyphWidth + gx] != '#') continue;
-          const int u = (pen + gx) * kTextScale, v = gy * kTextScale;
-          if (vertical)
-            fill(x + v, y - u - kTextScale, x + v + kTextScale, y - u, c);
-          else
-            fill(x + u, y + v, x + u + kTextScale, y + v + kTextScale, c);
-        }
-      pen += plot_font::kAdvance;
-    }
+    plot_font::each_ink_cell(s, [&](int gx, int gy) {
+      const int u = gx * kTextScale, v = gy * kTextScale;
+      if (vertical)
+        fill(x + v, y - u - kTextScale, x + v + kTextScale, y - u, c);
+      else
+        fill(x + u, y + v, x + u + kTextScale, y + v + kTextScale, c);
+    });
   }
 
  private:

@@ -243,7 +243,7 @@ class FrameDetector {
                                          level))
           continue;
         const float ng = detect_detail::net_gradient(frame, width, height, x, y, settings_.box, units_);
-        if (!detect_detail::passes_net_gradient(ng, settings_.min_net_gradient)) continue;
+        if (!detect_detail::passes_net_gradient(ng, net_gradient_below_)) continue;
         out.push_back(Candidate{frame_index, x, y, detect_detail::detection_score(row[x], sd), ng});
       }
     }
@@ -272,6 +272,7 @@ class FrameDetector {
 
   DetectSettings settings_;
   detect_detail::NetGradientUnits units_ = detect_detail::net_gradient_units();
+  float net_gradient_below_ = detect_detail::net_gradient_floor(settings_.min_net_gradient);
   std::vector<float> w1_, w2_;
   std::vector<float> padded_, rows1_, rows2_, filtered_, acc1_, acc2_;
   std::vector<float> finite_;

@@ -189,9 +189,17 @@ NANOSCOPY_HD float net_gradient(const Raw* raw, int width, int height, int x, in
 
 // DetectSettings::min_net_gradient's rule, one for the CPU and the CUDA detector: 0 keeps every
 // candidate (a negative net gradient included), else the net gradient must exceed the minimum
-// (strictly, as Picasso's identify keeps ng > Min. Net Gradient).
-NANOSCOPY_HD bool passes_net_gradient(float ng, double min_net_gradient) {
-  return min_net_gradient <= 0 || static_cast<double>(ng) > min_net_gradient;
+// (strictly, as Picasso's identify keeps ng > Min. Net Gradient). In float, so that the detection
+// kernel has no FP64: `below` = net_gradient_floor(minimum), the largest float ≤ the minimum, and a
+// float ng exceeds the minimum exactly when it exceeds `below` (no float lies between them).
+inline float net_gradient_floor(double min_net_gradient) {
+  auto below = static_cast<float>(min_net_gradient);
+  if (static_cast<double>(below) > min_net_gradient) below = std::nextafter(below, -INFINITY);
+  return below;
+}
+
+NANOSCOPY_HD bool passes_net_gradient(float ng, float below) {
+  return !(below > 0.0f) || ng > below;
 }
 
 }  // namespace nanoscopy::detect_detail
