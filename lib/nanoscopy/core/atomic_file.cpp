@@ -92,6 +92,17 @@ void install_interrupt_cleanup(const std::string& tool) {
 
 int hold_cleanup_path(const std::string& path) { return register_temp(path); }
 
+InterruptsHeld::InterruptsHeld() {
+  sigset_t held;
+  sigemptyset(&held);
+  sigaddset(&held, SIGINT);
+  sigaddset(&held, SIGTERM);
+  sigaddset(&held, SIGHUP);
+  ::pthread_sigmask(SIG_BLOCK, &held, &previous_);
+}
+
+InterruptsHeld::~InterruptsHeld() { ::pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+
 void release_cleanup_path(int slot) { unregister_temp(slot); }
 
 void check_output_target(const std::filesystem::path& final_path) {
@@ -201,25 +212,14 @@ std::vector<std::filesystem::path> OutputGroup::commit_files() {
   if (g_open_group == this) g_open_group = nullptr;
   // Each rename is atomic; the signals a run can catch wait until all are done, so they never
   // leave a set half renamed (SIGKILL and power loss can: the run's manifest tells, run_files.hpp).
-  sigset_t held, previous;
-  sigemptyset(&held);
-  sigaddset(&held, SIGINT);
-  sigaddset(&held, SIGTERM);
-  sigaddset(&held, SIGHUP);
-  ::pthread_sigmask(SIG_BLOCK, &held, &previous);
-  try {
-    while (!finished_.empty()) {
-      const Finished f = finished_.front();
-      rename_into_place(f.temp, f.final);
-      unregister_temp(f.slot);
-      renamed.push_back(f.final);
-      finished_.erase(finished_.begin());
-    }
-  } catch (...) {
-    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-    throw;
+  const InterruptsHeld held;
+  while (!finished_.empty()) {
+    const Finished f = finished_.front();
+    rename_into_place(f.temp, f.final);
+    unregister_temp(f.slot);
+    renamed.push_back(f.final);
+    finished_.erase(finished_.begin());
   }
-  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   return renamed;
 }
 

@@ -5,6 +5,8 @@
 // run's inputs and locked, and the run's outputs are renamed into place together.
 #pragma once
 
+#include <signal.h>
+
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -88,6 +90,19 @@ void check_output_target(const std::filesystem::path& final_path);
 // A path the interrupt handler removes (a lock file) until released; -1 when no slot is free.
 int hold_cleanup_path(const std::string& path);
 void release_cleanup_path(int slot);
+
+// Holds SIGINT, SIGTERM and SIGHUP while it lives; they are delivered when it ends. Around a step
+// the interrupt handler must see whole: a set's renames, a lock file's creation and its cleanup slot.
+class InterruptsHeld {
+ public:
+  InterruptsHeld();
+  ~InterruptsHeld();
+  InterruptsHeld(const InterruptsHeld&) = delete;
+  InterruptsHeld& operator=(const InterruptsHeld&) = delete;
+
+ private:
+  sigset_t previous_;
+};
 
 // Installs SIGINT/SIGTERM/SIGHUP handlers that delete every pending temporary output
 // (outputs already renamed into place stay), print "<tool>: interrupted" and

@@ -291,6 +291,9 @@ void RunFiles::lock(const fs::path& path) {
   const fs::path lock_file = lock_path_for(path);
   const std::string me = run_host_name() + " " + std::to_string(::getpid()) + "\n";
   for (int attempt = 0; attempt < 2; ++attempt) {
+    // An interrupt between creating the lock and registering it for cleanup would leave it behind
+    // (test_output_plan's SIGHUP case under load); registering first could remove another run's lock.
+    const InterruptsHeld held;
     const int fd = ::open(lock_file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd >= 0) {
       const ssize_t written = ::write(fd, me.data(), me.size());
