@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/loc/detect/detect.hpp"
 
 namespace nanoscopy {
 namespace {
@@ -43,11 +44,8 @@ BaselineEvidence baseline_evidence(const float* values, std::int64_t frames, std
   e.low = quantile(finite, 0.01);
   // The differences of a pixel between frames cancel the sample's structure; their spread is √2 × the noise,
   // dominated by the background pixels (the median), so that the bright spots do not inflate it.
-  if (!diffs.empty()) {
-    const double centre = quantile(diffs, 0.5);
-    for (float& d : diffs) d = static_cast<float>(std::abs(d - centre));
-    e.noise = 1.4826 * quantile(diffs, 0.5) / std::sqrt(2.0);
-  }
+  if (!diffs.empty())
+    e.noise = robust_noise_sd(diffs.data(), static_cast<std::int64_t>(diffs.size())) / std::sqrt(2.0);
   e.margin = kBaselineMarginSds * std::sqrt(e.noise * e.noise + 1.0);
   e.below = e.low < baseline - e.margin;
   return e;

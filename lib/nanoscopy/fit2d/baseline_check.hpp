@@ -18,7 +18,7 @@ namespace nanoscopy {
 // What the first frames say of the baseline.
 struct BaselineEvidence {
   double low = 0;     // ADU: the 1st percentile of the finite pixels
-  double noise = 0;   // ADU: a pixel's noise sd, 1.4826·MAD of frame-to-frame differences / √2
+  double noise = 0;   // ADU: a pixel's noise sd, robust_noise_sd (1.4826·MAD) of frame-to-frame differences / √2
   double margin = 0;  // ADU: how far below the baseline `low` may lie by chance
   bool below = false; // low < baseline − margin
 };
