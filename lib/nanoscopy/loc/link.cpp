@@ -110,54 +110,81 @@ std::vector<Localization> link_sorted(const std::vector<Localization>& locs, con
   std::vector<Group> groups;                                   // every group, open or closed
   std::unordered_map<std::int64_t, std::vector<std::size_t>> open;  // cell → open groups
   std::vector<std::size_t> open_list;
-  std::int64_t frame = std::numeric_limits<std::int64_t>::min();
-  for (std::size_t i = 0; i < locs.size(); ++i) {
+  const auto start_group = [&](std::size_t i) {
     const Localization& l = locs[i];
-    if (l.frame != frame) {
-      frame = l.frame;
-      // Close the groups that can no longer continue.
-      std::erase_if(open_list, [&](std::size_t g) {
-        if (groups[g].last_frame >= frame - settings.max_dark - 1) return false;
-        auto& members = open[groups[g].cell];
-        std::erase(members, g);
-        return true;
-      });
-    }
-    const std::int64_t cx = index(l.x), cy = index(l.y);
-    std::size_t best = groups.size();
-    double best_d = std::numeric_limits<double>::infinity();
-    for (std::int64_t dy = -1; dy <= 1; ++dy)
-      for (std::int64_t dx = -1; dx <= 1; ++dx) {
-        const auto it = open.find(key(cx + dx, cy + dy));
-        if (it == open.end()) continue;
-        for (std::size_t g : it->second) {
-          const Group& gr = groups[g];
-          if (gr.last_frame == frame || gr.last_frame < frame - settings.max_dark - 1) continue;
-          const double d = std::hypot(l.x - gr.x(), l.y - gr.y());
-          const double r = settings.radius_px > 0 ? settings.radius_px
-                                                  : -settings.radius_px * std::max(gr.last_lp, std::isfinite(l.lpx) ? l.lpx : 0.0);
-          if (d <= r && d < best_d) best_d = d, best = g;
-        }
-      }
-    if (group_of) (*group_of)[i] = static_cast<std::int64_t>(best);
-    if (best == groups.size()) {
-      Group g;
-      g.first_frame = l.frame;
-      g.add(l);
-      g.cell = cell_of(l.x, l.y);
-      groups.push_back(g);
-      open[g.cell].push_back(best);
-      open_list.push_back(best);
-      continue;
-    }
-    Group& g = groups[best];
+    if (group_of) (*group_of)[i] = static_cast<std::int64_t>(groups.size());
+    Group g;
+    g.first_frame = l.frame;
     g.add(l);
+    g.cell = cell_of(l.x, l.y);
+    open[g.cell].push_back(groups.size());
+    open_list.push_back(groups.size());
+    groups.push_back(g);
+  };
+  const auto extend_group = [&](std::size_t i, std::size_t best) {
+    if (group_of) (*group_of)[i] = static_cast<std::int64_t>(best);
+    Group& g = groups[best];
+    g.add(locs[i]);
     const std::int64_t moved = cell_of(g.x(), g.y());
     if (moved != g.cell) {
       std::erase(open[g.cell], best);
       g.cell = moved;
       open[moved].push_back(best);
     }
+  };
+  struct Pair {
+    double d;
+    std::size_t loc, group;
+  };
+  std::vector<Pair> pairs;
+  std::vector<char> loc_taken;
+  for (std::size_t begin = 0; begin < locs.size();) {
+    const std::int64_t frame = locs[begin].frame;
+    std::size_t end = begin;
+    while (end < locs.size() && locs[end].frame == frame) ++end;
+    // Close the groups that can no longer continue.
+    std::erase_if(open_list, [&](std::size_t g) {
+      if (groups[g].last_frame >= frame - settings.max_dark - 1) return false;
+      std::erase(open[groups[g].cell], g);
+      return true;
+    });
+    // Every (localization, open group) pair within the radius, then matched closest first: in a dense
+    // frame two localizations may both lie near one group, and taking them in row order would hand the
+    // group to whichever comes first (a split of one blink and a merge into another).
+    pairs.clear();
+    for (std::size_t i = begin; i < end; ++i) {
+      const Localization& l = locs[i];
+      const std::int64_t cx = index(l.x), cy = index(l.y);
+      for (std::int64_t dy = -1; dy <= 1; ++dy)
+        for (std::int64_t dx = -1; dx <= 1; ++dx) {
+          const auto it = open.find(key(cx + dx, cy + dy));
+          if (it == open.end()) continue;
+          for (std::size_t g : it->second) {
+            const Group& gr = groups[g];
+            const double d = std::hypot(l.x - gr.x(), l.y - gr.y());
+            const double r = settings.radius_px > 0
+                                 ? settings.radius_px
+                                 : -settings.radius_px * std::max(gr.last_lp, std::isfinite(l.lpx) ? l.lpx : 0.0);
+            if (d <= r) pairs.push_back({d, i, g});
+          }
+        }
+    }
+    // Ties (equal distances) keep row order, so the result does not depend on the sort's implementation.
+    std::stable_sort(pairs.begin(), pairs.end(), [](const Pair& a, const Pair& b) { return a.d < b.d; });
+    loc_taken.assign(end - begin, 0);
+    std::vector<std::size_t> chosen(end - begin, groups.size());
+    for (const Pair& p : pairs) {
+      if (loc_taken[p.loc - begin] || groups[p.group].last_frame == frame) continue;
+      loc_taken[p.loc - begin] = 1;
+      chosen[p.loc - begin] = p.group;
+      groups[p.group].last_frame = frame;  // taken in this frame; set again by add()
+    }
+    const std::size_t existing = groups.size();
+    for (std::size_t i = begin; i < end; ++i)
+      if (chosen[i - begin] != existing) extend_group(i, chosen[i - begin]);
+    for (std::size_t i = begin; i < end; ++i)
+      if (chosen[i - begin] == existing) start_group(i);
+    begin = end;
   }
   // Groups are created in order of their first localization: already ordered by first frame.
   std::vector<Localization> out;

@@ -1,10 +1,11 @@
 // Linking (fit2d link): the localizations of one emitter in consecutive frames
 // (one blink) merged into one, as Picasso's link and ThunderSTORM's merging do.
 //
-// Frame by frame, a localization joins the nearest group (its
-// precision-weighted mean position so far) within `radius`, whose last
-// localization is at most max_dark frames before (a group takes one
-// localization per frame); otherwise it starts a group. A group is
+// Frame by frame, each localization joins an open group (its precision-weighted
+// mean position so far) within `radius` whose last localization is at most
+// max_dark frames before; a group takes one localization per frame, and one
+// frame's pairs are matched closest first (not in row order, which in dense
+// frames hands a group to the wrong neighbour). The rest start groups. A group is
 // written as one localization: x, y (and z) the precision-weighted means
 // (weights 1/lp²), lpx, lpy (lpz) = 1/√Σ(1/lp²), photons summed, bg, σx, σy,
 // net_gradient, χ² and the iterations averaged, the log-likelihood summed
