@@ -1,6 +1,7 @@
 # `cmake --install` and `cpack -G DEB`: the five tools and nanoscopy-submit in
 # bin/, params/ examples and the SLURM templates in share/nanoscopy/, the README,
-# docs, licence and notices in share/doc/nanoscopy/. No libraries or headers:
+# docs, licence and notices in share/doc/nanoscopy/, the man pages in share/man/man1
+# (NanoscopyManPages.cmake). No libraries or headers:
 # the core library is static and linked into each tool.
 include(GNUInstallDirs)
 
@@ -10,7 +11,7 @@ install(DIRECTORY scripts/slurm/ DESTINATION ${CMAKE_INSTALL_DATADIR}/nanoscopy/
   FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
 install(DIRECTORY params/ DESTINATION ${CMAKE_INSTALL_DATADIR}/nanoscopy/params)
 install(FILES README.md LICENSE THIRD_PARTY_NOTICES.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
-install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
+install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs PATTERN man EXCLUDE)  # docs/man: help2man input
 
 # The CUDA runtime libraries (cuFFT) come from the toolkit, not from Debian:
 # keep the toolkit's library folder in the installed tools' RPATH so a CUDA
