@@ -10,7 +10,7 @@ namespace nanoscopy {
 
 enum class ErrorKind { usage, input, output, device, other };
 
-// Distinct process exit codes (documented in the README and in --help).
+// Distinct process exit codes (documented in docs/common.md and in --help).
 constexpr int exit_code(ErrorKind kind) noexcept {
   switch (kind) {
     case ErrorKind::usage: return 2;

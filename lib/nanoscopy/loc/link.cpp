@@ -67,7 +67,7 @@ struct Group {
     l.sigma_y = two_widths ? sigma_y / n : 0.0;
     l.net_gradient = net_gradient / n;
     l.chi2 = chi2 / n;
-    // The rules of the README's column table: a sum's bound adds in quadrature (photons:
+    // The rules of the column table in docs/fit2d.md: a sum's bound adds in quadrature (photons:
     // √Σunc²), a mean's divides that by n (bg, sx, sy: √Σunc²/n); the log-likelihood of
     // independent fits adds; iterations are averaged, as Picasso's link does.
     l.photon_rate = photons / n;

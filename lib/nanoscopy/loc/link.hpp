@@ -29,7 +29,7 @@ struct LinkSettings {
   // P(d > k·lp) = exp(−k²/4) (a localization from its group's mean: less):
   // k = 3 splits up to 11 % of the pairs, k = 5 up to 0.2 % -- of Gaussian errors only: a fit's overlap
   // outliers lie further out than their stated precision, so fit2d's default is a distance, 0.8 px,
-  // chosen by split and merge rates against the true blinks (bench postprocess's link table, README).
+  // chosen by split and merge rates against the true blinks (bench postprocess's link table, docs/fit2d.md).
   double radius_px = 0.8;
   int max_dark = 1;  // frames an emitter may be missed and still continue its group
 };

@@ -102,7 +102,7 @@ const Schema& fit2d_schema() {
     s.string("Link/radius", "0.8px",
              "one blink's localizations lie within 0.8px, 100nm, or 5x (times the larger precision of the two); "
              "0.8px with max dark 1 splits and merges about 1 % of the true blinks or less on simulated rings "
-             "and lines, sparse and dense, where 5x splits up to 5 % (bench postprocess, README)");
+             "and lines, sparse and dense, where 5x splits up to 5 % (bench postprocess, docs/fit2d.md)");
     s.integer("Link/max dark", 1, 0, 1000000, "frames a blink may be missed and still continue");
     s.positive_real("Render/pixel", 10, "rendered pixel, nm");
     s.choice("Render/registration", "camera", {"camera", "picasso"},

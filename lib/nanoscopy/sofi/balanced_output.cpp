@@ -72,7 +72,7 @@ std::vector<float> panel_tile(const std::vector<float>& v, bool unit_range) {
 }
 
 // 2 x 2 tiles: balanced, rho (0..1) / epsilon, density; each labelled in its top-left corner (four grey
-// pictures side by side are otherwise told apart only by the README).
+// pictures side by side are otherwise told apart only by docs/sofi.md).
 std::vector<float> parameter_panel(const BalancedImages& b, std::int64_t w, std::int64_t h) {
   const std::vector<float> tiles[4] = {panel_tile(b.balanced, false), panel_tile(b.rho, true),
                                        panel_tile(b.epsilon, false), panel_tile(b.density, false)};

@@ -9,7 +9,7 @@
 //     virtual pixel of an n-times finer grid, times the distance factor
 //     exp(sum_{i<j} |r_i - r_j|^2 / (2 n sigma^2)) for a Gaussian PSF of std sigma.
 //
-// The estimator (one definition, whatever else is asked; issue 19, README.md):
+// The estimator (one definition, whatever else is asked; docs/sofi.md, "The estimator"):
 // within a block of frames [b0, b1) the fluctuations are
 //   dF(p, t) = F(p, t) - <F(p)>_block,   <F(p)>_block the mean over ALL b1 - b0 frames,
 // (Dertinger et al. 2009; Geissbuehler et al. 2012, bSOFI; pysofi), and an
