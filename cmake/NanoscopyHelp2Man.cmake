@@ -34,10 +34,10 @@ foreach(f IN LISTS INCLUDES)
 endforeach()
 
 string(REGEX REPLACE "\\.gz$" "" page_file "${OUT}")
-# LC_ALL=C.UTF-8: the help texts hold UTF-8 (σ, ≥, →); help2man passes them through.
+# --locale=C.UTF-8: the help texts hold UTF-8 (σ, →); in its default locale C, help2man writes each such
+# character as "???". Pages in share/man are UTF-8 for man-db.
 execute_process(
-  COMMAND ${CMAKE_COMMAND} -E env LC_ALL=C.UTF-8
-          "${HELP2MAN}" --no-info --section=1 "--name=${NAME}" "--version-string=${VERSION}"
+  COMMAND "${HELP2MAN}" --no-info --locale=C.UTF-8 --section=1 "--name=${NAME}" "--version-string=${VERSION}"
           "--source=nanoscopy ${VERSION}" "--manual=nanoscopy manual" ${include_args}
           "--output=${page_file}.tmp" "${program}"
   RESULT_VARIABLE rc ERROR_VARIABLE err)
