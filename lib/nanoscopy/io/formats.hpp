@@ -8,7 +8,8 @@
 
 namespace nanoscopy::detail {
 
-// Classic TIFF, BigTIFF, ImageJ hyperstacks (> 4 GB, one IFD, `images=`), OME-TIFF.
+// Classic TIFF, BigTIFF, ImageJ hyperstacks (> 4 GB, one IFD, `images=`), OME-TIFF;
+// a file of a Micro-Manager series (micromanager_series.hpp) reads the whole series.
 std::unique_ptr<StackReader> open_tiff(const std::string& path);
 // `dataset` empty: auto-detect among the common names.
 std::unique_ptr<StackReader> open_hdf5(const std::string& path, const std::string& dataset);

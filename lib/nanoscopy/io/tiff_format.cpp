@@ -25,7 +25,8 @@ std::optional<double> parse_double(std::string_view text) {
   return v;
 }
 
-// Value of XML attribute `name` (exact name, single or double quotes) in `xml`.
+}  // namespace
+
 std::optional<std::string_view> xml_attribute(std::string_view xml, std::string_view name) {
   std::size_t pos = 0;
   while ((pos = xml.find(name, pos)) != std::string_view::npos) {
@@ -46,8 +47,6 @@ std::optional<std::string_view> xml_attribute(std::string_view xml, std::string_
   }
   return std::nullopt;
 }
-
-}  // namespace
 
 std::string imagej_description(std::int64_t frames, bool calibrated, StackAxis axis) {
   std::string d = "ImageJ=1.11a\n";

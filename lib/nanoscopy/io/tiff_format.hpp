@@ -55,6 +55,10 @@ double imagej_pixel_size_nm(std::string_view description, double x_resolution);
 // (default µm); 0 when absent or in a unit that is not a length.
 double ome_pixel_size_nm(std::string_view xml);
 
+// Value of XML attribute `name` (exact name, single or double quotes): its first
+// occurrence in `xml`, which may be one element's text or a whole document.
+std::optional<std::string_view> xml_attribute(std::string_view xml, std::string_view name);
+
 // Nanometres per `unit` ("µm", "um", "micron", "nm", "Å", "mm", ...); 0 when unknown.
 double nanometres_per_unit(std::string_view unit);
 

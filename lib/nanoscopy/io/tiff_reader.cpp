@@ -24,6 +24,7 @@
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/formats.hpp"
 #include "nanoscopy/io/tiff_format.hpp"
+#include "nanoscopy/io/tiff_stack.hpp"
 
 namespace nanoscopy::detail {
 namespace {
@@ -53,6 +54,7 @@ enum : u16 {
   kTileOffsets = 324,
   kTileByteCounts = 325,
   kSampleFormat = 339,
+  kMicroManagerMetadata = 51123,  // Micro-Manager's per-image JSON
 };
 
 // Size in bytes of one value of a TIFF field type; 0 for unknown types.
@@ -180,6 +182,7 @@ struct Page {
   const Entry* counts = nullptr;   // StripByteCounts or TileByteCounts
   const Entry* description = nullptr;
   const Entry* x_resolution = nullptr;
+  const Entry* micromanager = nullptr;
 };
 
 // Maps (bits, sample format) to a pixel type, or names what is unsupported.
@@ -303,12 +306,15 @@ struct TiffCloser {
   void operator()(TIFF* t) const { TIFFClose(t); }
 };
 
-class TiffStackReader final : public StackReader {
+class TiffStackReader final : public TiffStack {
  public:
   explicit TiffStackReader(const std::string& path) : file_(path) {
     info_.path = path;
     index();
   }
+
+  const std::string& description() const override { return description_; }
+  const std::string& micromanager_json() const override { return micromanager_json_; }
 
   void read_raw(std::int64_t first, std::int64_t count, void* dst) override {
     if (first < 0 || count < 0 || first > info_.frames || count > info_.frames - first)
@@ -443,7 +449,7 @@ class TiffStackReader final : public StackReader {
     return values;
   }
 
-  std::string ascii(const Entry& e, u64 page) {
+  std::string ascii(const Entry& e, u64 page, const char* name) {
     if (e.type != 2 && e.type != 1 && e.type != 7) return {};
     const u64 bytes = e.count;
     std::string s;
@@ -452,7 +458,7 @@ class TiffStackReader final : public StackReader {
     } else {
       const u64 offset = get_offset(e.value);
       const std::string past_end =
-          "page " + std::to_string(page) + ": the ImageDescription lies past the end of the file (truncated file)";
+          "page " + std::to_string(page) + ": the " + name + " lies past the end of the file (truncated file)";
       if (offset > file_.size() || bytes > file_.size() - offset) fail(past_end);
       s.resize(static_cast<std::size_t>(bytes));
       if (!file_.read_at(offset, s.size(), s.data())) fail(past_end);
@@ -550,6 +556,9 @@ class TiffStackReader final : public StackReader {
         case kXResolution:
           pg.x_resolution = &e;
           break;
+        case kMicroManagerMetadata:
+          pg.micromanager = &e;
+          break;
         default:
           break;
       }
@@ -635,7 +644,7 @@ class TiffStackReader final : public StackReader {
 
     PixelType type = PixelType::u16;
     u64 width = 0, height = 0, ifd_count = 0;
-    std::string description;
+    std::string& description = description_;
     double x_resolution = 0.0;
     bool first_direct = false;
     u64 last_ifd = 0;
@@ -671,8 +680,9 @@ class TiffStackReader final : public StackReader {
         type = t;
         width = pg.width;
         height = pg.height;
-        if (pg.description) description = ascii(*pg.description, page);
+        if (pg.description) description = ascii(*pg.description, page, "ImageDescription");
         if (pg.x_resolution) x_resolution = rational(*pg.x_resolution, page);
+        if (pg.micromanager) micromanager_json_ = ascii(*pg.micromanager, page, "Micro-Manager metadata");
       } else if (t != type || pg.width != width || pg.height != height) {
         fail("page " + std::to_string(page) + " is " + std::to_string(pg.width) + "x" + std::to_string(pg.height) +
              " " + to_string(t) + " but page 0 is " + std::to_string(width) + "x" + std::to_string(height) + " " +
@@ -834,11 +844,13 @@ class TiffStackReader final : public StackReader {
   PageView view_;
   std::unique_ptr<TIFF, TiffCloser> tif_;  // declared after view_, which it reads through
   std::vector<u8> tile_;
+  std::string description_;        // the first page's ImageDescription
+  std::string micromanager_json_;  // the first page's tag 51123
 };
 
 }  // namespace
 
-std::unique_ptr<StackReader> open_tiff(const std::string& path) {
+std::unique_ptr<TiffStack> open_tiff_file(const std::string& path) {
   return std::make_unique<TiffStackReader>(path);
 }
 
