@@ -87,7 +87,7 @@ void write_tiff(const fs::path& path, const std::vector<Frame>& frames, int widt
 // The OME-XML Micro-Manager writes into its first file: one <TiffData> per
 // plane naming the file that holds it; a second position's image beside it.
 std::string ome_xml(const std::vector<std::pair<std::string, int>>& files, int width, int height,
-                    const std::string& pixel_size_attributes) {
+                    const std::string& pixel_size_attributes, const std::string& extra_tiff_data = "") {
   int total = 0;
   for (const auto& f : files) total += f.second;
   std::string x = R"(<?xml version="1.0" encoding="UTF-8"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06">)";
@@ -99,6 +99,7 @@ std::string ome_xml(const std::vector<std::pair<std::string, int>>& files, int w
     for (int ifd = 0; ifd < planes; ++ifd, ++t)
       x += R"(<TiffData FirstC="0" FirstT=")" + std::to_string(t) + R"(" FirstZ="0" IFD=")" + std::to_string(ifd) +
            R"(" PlaneCount="1"><UUID FileName=")" + name + R"(">urn:uuid:0</UUID></TiffData>)";
+  x += extra_tiff_data;
   x += R"(</Pixels></Image><Image ID="Image:1" Name="movie_Pos1"><Pixels ID="Pixels:1" SizeT="1"><TiffData IFD="0" PlaneCount="1"><UUID FileName="movie_MMStack_Pos1.ome.tif">urn:uuid:1</UUID></TiffData></Pixels></Image></OME>)";
   return x;
 }
@@ -211,7 +212,13 @@ TEST_CASE("a truncated file: fewer pages than the OME-XML maps to it, or cut ins
   auto e = expect_error<InputError>([&] { open_stack((dir / kNames[0]).string()); });
   CHECK(e.where() == (dir / kNames[1]).string());
   CHECK(contains(e.what(), "holds 2 frames but the OME-XML"));
-  CHECK(contains(e.what(), "maps 3 to it: the file is truncated"));
+  CHECK(contains(e.what(), "maps planes to 3 of its pages: the file is truncated"));
+
+  // A plane an aborted acquisition never took: Micro-Manager points its TiffData at a page already mapped.
+  write_tiff(dir / kNames[0], frames_from(0, 3), kSide, kSide,
+             ome_xml({{kNames[0], 3}, {kNames[1], 2}}, kSide, kSide, "",
+                     R"(<TiffData FirstT="5" IFD="1" PlaneCount="1"><UUID FileName=")" + kNames[1] + R"(">u</UUID></TiffData>)"));
+  CHECK(open_stack((dir / kNames[0]).string())->info().frames == 5);
 
   write_series(dir.path());
   fs::resize_file(dir / kNames[2], fs::file_size(dir / kNames[2]) - 300);  // the last page's IFD and part of its pixels

@@ -45,10 +45,11 @@ bool is_file(const fs::path& p) {
 }
 
 // One <TiffData> of the OME-XML: the file it names ("" for the file holding
-// the XML) and how many planes it maps (-1: all of that file's pages).
+// the XML) and the pages it maps there: from IFD, PlaneCount of them.
 struct TiffData {
   std::string file;
-  std::int64_t planes = -1;
+  std::int64_t ifd = 0;
+  std::int64_t planes = -1;  // -1: every page from `ifd` on
 };
 
 std::int64_t attribute_count(std::string_view tag, std::string_view name) {
@@ -80,8 +81,10 @@ std::vector<std::vector<TiffData>> images_of(std::string_view xml) {
       const std::string_view element = image.substr(t, element_end - t);
       TiffData d;
       if (const auto name = xml_attribute(element, "FileName")) d.file = std::string(*name);
+      const std::int64_t ifd = attribute_count(open_tag, "IFD");
+      d.ifd = std::max<std::int64_t>(ifd, 0);
       d.planes = attribute_count(open_tag, "PlaneCount");
-      if (d.planes < 0 && attribute_count(open_tag, "IFD") >= 0) d.planes = 1;  // OME: IFD alone maps one plane
+      if (d.planes < 0 && ifd >= 0) d.planes = 1;  // OME: IFD alone maps one plane
       tiff_data.push_back(d);
       t = element_end;
     }
@@ -102,8 +105,11 @@ std::vector<SeriesMember> members_from_ome(const fs::path& first, std::string_vi
       names_first |= file == own;
       auto [it, added] = index.emplace(file, members.size());
       if (added) members.push_back({(first.parent_path() / file).string(), 0});
+      // A file must hold every page a TiffData maps to it. Not the sum of the
+      // counts: for planes an aborted acquisition never took, Micro-Manager adds
+      // TiffData that point at pages already mapped (OMEMetadata.fillInMissingTiffDatas).
       auto& m = members[it->second];
-      m.planes = (m.planes < 0 || d.planes < 0) ? -1 : m.planes + d.planes;
+      m.planes = (m.planes < 0 || d.planes < 0) ? -1 : std::max(m.planes, d.ifd + d.planes);
     }
     if (!names_first || members.empty()) continue;
     // The first file leads, whatever order the planes were listed in.

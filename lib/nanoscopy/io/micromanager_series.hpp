@@ -15,7 +15,7 @@ namespace nanoscopy::detail {
 
 struct SeriesMember {
   std::string path;
-  std::int64_t planes = -1;  // the planes the OME-XML maps to this file; -1 when it does not say
+  std::int64_t planes = -1;  // the pages this file must hold for the OME-XML's planes; -1 when it does not say
 };
 
 struct SeriesPlan {

@@ -74,8 +74,9 @@ class SeriesReader final : public StackReader {
                                      frame_shape(members_[0]->info()) + ": every file of " + series +
                                      " must have the same frame size and pixel type");
       if (m.planes >= 0 && fi.frames < m.planes)
-        throw InputError(m.path, "holds " + std::to_string(fi.frames) + " frames but " + plan.source + " maps " +
-                                     std::to_string(m.planes) + " to it: the file is truncated (" + role + ")");
+        throw InputError(m.path, "holds " + std::to_string(fi.frames) + " frames but " + plan.source +
+                                     " maps planes to " + std::to_string(m.planes) + " of its pages: the file is truncated (" +
+                                     role + ")");
       starts_.push_back(starts_.back() + fi.frames);
       members_.push_back(std::move(file));
     }
