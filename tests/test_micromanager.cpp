@@ -33,10 +33,20 @@ Frame frame_of(int t, int side = kSide) {
   return f;
 }
 
+// Frames [first, first + count) of the whole series, file after file.
+std::vector<Frame> frames_from(int first, int count) {
+  std::vector<Frame> frames;
+  for (int t = first; t < first + count; ++t) frames.push_back(frame_of(t));
+  return frames;
+}
+
 // A classic little-endian TIFF of uint16 pages (pixels, then the page's IFD);
 // the first page carries `description` (tag 270) and `mm_json` (tag 51123) when not empty.
-void write_tiff(const fs::path& path, const std::vector<Frame>& frames, int width, int height,
-                const std::string& description = "", const std::string& mm_json = "") {
+// Returns where each page's pixels start.
+std::vector<std::uint32_t> write_tiff(const fs::path& path, const std::vector<Frame>& frames, int width, int height,
+                                      const std::string& description = "", const std::string& mm_json = "",
+                                      bool mm_json_every_page = false) {
+  std::vector<std::uint32_t> data_offsets;
   std::string out("II*\0\0\0\0\0", 8);
   const auto put16 = [&](std::uint16_t v) { out.append(reinterpret_cast<const char*>(&v), 2); };
   const auto put32 = [&](std::uint32_t v) { out.append(reinterpret_cast<const char*>(&v), 4); };
@@ -45,7 +55,7 @@ void write_tiff(const fs::path& path, const std::vector<Frame>& frames, int widt
   for (std::size_t p = 0; p < frames.size(); ++p) {
     const bool first = p == 0;
     std::uint32_t text_at[2] = {0, 0};
-    const std::string texts[2] = {first ? description : "", first ? mm_json : ""};
+    const std::string texts[2] = {first ? description : "", first || mm_json_every_page ? mm_json : ""};
     for (int k = 0; k < 2; ++k)
       if (!texts[k].empty()) {
         text_at[k] = static_cast<std::uint32_t>(out.size());
@@ -53,6 +63,7 @@ void write_tiff(const fs::path& path, const std::vector<Frame>& frames, int widt
         out += '\0';
       }
     const auto data_at = static_cast<std::uint32_t>(out.size());
+    data_offsets.push_back(data_at);
     out.append(reinterpret_cast<const char*>(frames[p].data()), frames[p].size() * 2);
     if (out.size() % 2) out += '\0';
     set32(next_ifd_field, static_cast<std::uint32_t>(out.size()));
@@ -82,6 +93,31 @@ void write_tiff(const fs::path& path, const std::vector<Frame>& frames, int widt
     put32(0);
   }
   write_file(path, out);
+  return data_offsets;
+}
+
+// Micro-Manager 2's NDTiff dataset in `dir`: <prefix>_NDTiffStack.tif, _1.tif, ... (a page per image, each with
+// its metadata in tag 51123) and NDTiff.index naming each image's file and offset in the order they were saved.
+void write_ndtiff(const fs::path& dir, const std::vector<int>& frames_per_file) {
+  std::string index;
+  const auto put32 = [&](std::uint32_t v) { index.append(reinterpret_cast<const char*>(&v), 4); };
+  int t = 0;
+  for (std::size_t k = 0; k < frames_per_file.size(); ++k) {
+    std::string name = "ds_NDTiffStack";
+    if (k > 0) name.append("_").append(std::to_string(k));
+    name.append(".tif");
+    const auto offsets = write_tiff(dir / name, frames_from(t, frames_per_file[k]), kSide, kSide, "",
+                                    R"({"Camera":"Prime","PixelSizeUm":0.65})", true);
+    for (const std::uint32_t offset : offsets) {
+      const std::string axes = R"({"time":)" + std::to_string(t++) + "}";
+      put32(static_cast<std::uint32_t>(axes.size()));
+      index += axes;
+      put32(static_cast<std::uint32_t>(name.size()));
+      index += name;
+      for (const std::uint32_t v : {offset, std::uint32_t{kSide}, std::uint32_t{kSide}, 1u, 0u, 0u, 0u, 0u}) put32(v);
+    }
+  }
+  write_file(dir / "NDTiff.index", index);
 }
 
 // The OME-XML Micro-Manager writes into its first file: one <TiffData> per
@@ -108,13 +144,6 @@ const std::string kMicroManagerJson =
     R"({"Camera":"Andor","Exposure-ms":30.0,"PixelSizeUm":0.2,"Andor-Gain":{"PropVal":"300","PropType":"Integer"},"ElapsedTime-ms":12.5,"scopeDataKeys":["Camera"]})";
 const std::vector<std::string> kNames = {"movie_MMStack_Pos0.ome.tif", "movie_MMStack_Pos0_1.ome.tif",
                                          "movie_MMStack_Pos0_2.ome.tif"};
-
-// Frames [first, first + count) of the whole series, file after file.
-std::vector<Frame> frames_from(int first, int count) {
-  std::vector<Frame> frames;
-  for (int t = first; t < first + count; ++t) frames.push_back(frame_of(t));
-  return frames;
-}
 
 // Three files of 3 frames (files 1 and 2: no OME-XML, no tag, as Micro-Manager writes them after the first).
 void write_series(const fs::path& dir, bool with_ome = true, const std::string& mm_json = kMicroManagerJson) {
@@ -309,4 +338,28 @@ TEST_CASE("fit2d on a series equals fit2d on the same frames as one TIFF; a brok
   fs::resize_file(dir / kNames[2], fs::file_size(dir / kNames[2]) / 2);
   const auto broken = fit(kNames[0], "broken.csv");
   check_one_line_error(broken, "fit2d", 3, kNames[2], "truncated");
+}
+
+TEST_CASE("an NDTiff dataset: from its folder or any file, in the order of NDTiff.index; a file it names is missing") {
+  TempDir dir;
+  write_ndtiff(dir.path(), {4, 4, 2});
+  for (const fs::path& named : {dir.path(), dir / "ds_NDTiffStack.tif", dir / "ds_NDTiffStack_2.tif"}) {
+    CAPTURE(named);
+    const auto reader = open_stack(named.string());
+    CHECK(reader->info().frames == 10);
+    CHECK(reader->info().pixel_size_nm == doctest::Approx(650.0));
+    CHECK(metadata_value(reader->info(), "Camera") == "Prime");
+    check_frames(*reader, 0, 10);
+  }
+  // The last file: only the index knows it should be there.
+  fs::remove(dir / "ds_NDTiffStack_2.tif");
+  const auto e = expect_error<InputError>([&] { open_stack(dir.path().string()); });
+  CHECK(e.where() == (dir / "ds_NDTiffStack_2.tif").string());
+  CHECK(contains(e.what(), "NDTiff.index names it as file 3 of 3"));
+  // Without its index the file names make the series, as Picasso reads NDTiff.
+  fs::remove(dir / "NDTiff.index");
+  write_tiff(dir / "ds_NDTiffStack_2.tif", frames_from(8, 2), kSide, kSide);
+  CHECK(open_stack((dir / "ds_NDTiffStack_1.tif").string())->info().frames == 10);
+  const auto none = expect_error<InputError>([&] { open_stack(dir.path().string()); });
+  CHECK(contains(none.what(), "is a directory"));
 }

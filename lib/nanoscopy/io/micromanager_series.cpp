@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 
@@ -121,6 +123,56 @@ std::vector<SeriesMember> members_from_ome(const fs::path& first, std::string_vi
   return {};
 }
 
+// The files NDTiff.index names, in the order the images were saved, each
+// with its image count. An entry
+// cut short (the acquisition was still writing) ends the index, as
+// ndstorage reads it.
+std::vector<SeriesMember> ndtiff_index_files(const fs::path& index) {
+  std::ifstream in(index, std::ios::binary);
+  if (!in) throw InputError(index.string(), "cannot open the NDTiff index for reading");
+  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // The index is written in the writing machine's byte order: little-endian on every platform
+  // Micro-Manager runs on.
+  const auto u32_at = [&](std::size_t at) {
+    return static_cast<std::uint32_t>(static_cast<unsigned char>(data[at])) |
+           static_cast<std::uint32_t>(static_cast<unsigned char>(data[at + 1])) << 8 |
+           static_cast<std::uint32_t>(static_cast<unsigned char>(data[at + 2])) << 16 |
+           static_cast<std::uint32_t>(static_cast<unsigned char>(data[at + 3])) << 24;
+  };
+  std::vector<SeriesMember> members;
+  std::map<std::string, std::size_t> where;
+  std::size_t pos = 0;
+  // An entry: axes JSON (length-prefixed), file name (length-prefixed), then 8 uint32 (pixel offset, width,
+  // height, pixel type, compression, metadata offset, length, compression).
+  while (pos + 4 <= data.size()) {
+    const std::uint32_t axes = u32_at(pos);
+    if (axes == 0 || axes > data.size() - pos - 4) break;
+    std::size_t p = pos + 4 + axes;
+    if (p + 4 > data.size()) break;
+    const std::uint32_t name_length = u32_at(p);
+    if (name_length > data.size() - p - 4 || data.size() - p - 4 - name_length < 32) break;
+    const std::string name = data.substr(p + 4, name_length);
+    pos = p + 4 + name_length + 32;
+    auto [it, added] = where.emplace(name, members.size());
+    if (added) members.push_back({(index.parent_path() / name).string(), 0});
+    ++members[it->second].planes;
+  }
+  return members;
+}
+
+// The members of the NDTiff dataset `first` belongs to; empty when there is no index beside it.
+std::vector<SeriesMember> members_from_ndtiff_index(const fs::path& first) {
+  const fs::path index = first.parent_path() / "NDTiff.index";
+  if (!is_file(index)) return {};
+  auto members = ndtiff_index_files(index);
+  // The first file leads (the index lists it first unless the user named another file's index).
+  const auto self = std::find_if(members.begin(), members.end(),
+                                 [&](const SeriesMember& m) { return fs::path(m.path).filename() == first.filename(); });
+  if (self == members.end()) return {};
+  std::rotate(members.begin(), self, self + 1);
+  return members;
+}
+
 // <prefix>_1<ext>, <prefix>_2<ext>, ... beside `first` (<prefix><ext>), in number order, as Picasso finds them.
 std::vector<SeriesMember> members_from_names(const fs::path& first) {
   const auto [stem, ext] = split_name(first.filename().string());
@@ -161,12 +213,28 @@ std::string series_first_file(const std::string& path) {
   return is_file(first) ? first.string() : path;
 }
 
+std::string ndtiff_dataset_file(const std::string& directory) {
+  for (const fs::path dir : {fs::path(directory), fs::path(directory) / "Full resolution"}) {
+    if (!is_file(dir / "NDTiff.index")) continue;
+    const auto files = ndtiff_index_files(dir / "NDTiff.index");
+    if (!files.empty()) return files[0].path;
+  }
+  return "";
+}
+
 SeriesPlan find_series(const std::string& first, std::string_view description, bool micromanager) {
   SeriesPlan plan;
   if (description.find("<OME") != std::string_view::npos) {
     plan.members = members_from_ome(first, description);
     if (!plan.members.empty()) {
       plan.source = "the OME-XML of " + first;
+      return plan;
+    }
+  }
+  if (fs::path(first).filename().string().find("NDTiffStack") != std::string::npos) {
+    plan.members = members_from_ndtiff_index(first);
+    if (!plan.members.empty()) {
+      plan.source = (fs::path(first).parent_path() / "NDTiff.index").string();
       return plan;
     }
   }

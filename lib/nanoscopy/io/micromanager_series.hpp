@@ -29,11 +29,17 @@ std::string series_first_file(const std::string& path);
 
 // The files of the series that starts with `first`, whose first page holds the
 // OME-XML `description`. The members are those the OME-XML names for the image
-// stored in `first`; when it names none (no OME-XML, or renamed files) and
+// stored in `first` (for an NDTiff file: those its NDTiff.index names); when it names none (no OME-XML, or renamed files) and
 // `micromanager` (the file carries Micro-Manager metadata), the files
 // <prefix>_1, <prefix>_2, ... beside it, as Picasso finds them. One member
 // when `first` stands alone. InputError naming the missing file for a gap in
 // that numbering (_1 and _3 without _2).
 SeriesPlan find_series(const std::string& first, std::string_view description, bool micromanager);
+
+// Micro-Manager 2's NDTiff dataset (a folder: NDTiff.index beside <prefix>_NDTiffStack.tif,
+// _NDTiffStack_1.tif, ...; version 2 puts them in "Full resolution"): the file its index names
+// first, or "" when `directory` holds no index. The files are TIFFs with a page per image in the
+// order of the index, which find_series() follows for a file named *NDTiffStack*.
+std::string ndtiff_dataset_file(const std::string& directory);
 
 }  // namespace nanoscopy::detail

@@ -12,6 +12,7 @@
 #include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/io/formats.hpp"
+#include "nanoscopy/io/micromanager_series.hpp"
 #include "nanoscopy/io/yaml_documents.hpp"
 
 namespace nanoscopy {
@@ -101,7 +102,12 @@ std::unique_ptr<StackReader> open_stack_file(const std::string& spec) {
   plan_input(path, "the input stack");
   std::error_code ec;
   if (!fs::exists(path, ec)) throw InputError(path, "no such file");
-  if (fs::is_directory(path, ec)) throw InputError(path, "is a directory, expected an image stack file");
+  if (fs::is_directory(path, ec)) {
+    // Micro-Manager 2's NDTiff dataset is a folder: it reads from the file its index names first.
+    const std::string ndtiff = detail::ndtiff_dataset_file(path);
+    if (ndtiff.empty()) throw InputError(path, "is a directory, expected an image stack file (or an NDTiff dataset)");
+    return open_stack_file(ndtiff);
+  }
   // Opening a pipe would wait for a writer for ever.
   if (!fs::is_regular_file(path, ec)) throw InputError(path, "is not a regular file (a pipe, socket or device)");
   const auto size = fs::file_size(path, ec);

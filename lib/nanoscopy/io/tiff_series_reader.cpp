@@ -111,7 +111,9 @@ class SeriesReader final : public StackReader {
 };
 
 bool looks_like_micromanager(const TiffStack& file) {
-  return !file.micromanager_json().empty() || file.info().path.find("_MMStack") != std::string::npos;
+  const std::string name = std::filesystem::path(file.info().path).filename().string();
+  return !file.micromanager_json().empty() || name.find("_MMStack") != std::string::npos ||
+         name.find("NDTiffStack") != std::string::npos;
 }
 
 // One file on its own, with its Micro-Manager metadata when it has any.
