@@ -45,7 +45,7 @@ std::vector<Frame> frames_from(int first, int count) {
 // Returns where each page's pixels start.
 std::vector<std::uint32_t> write_tiff(const fs::path& path, const std::vector<Frame>& frames, int width, int height,
                                       const std::string& description = "", const std::string& mm_json = "",
-                                      bool mm_json_every_page = false) {
+                                      bool mm_json_every_page = false, const std::string& imagej_description = "") {
   std::vector<std::uint32_t> data_offsets;
   std::string out("II*\0\0\0\0\0", 8);
   const auto put16 = [&](std::uint16_t v) { out.append(reinterpret_cast<const char*>(&v), 2); };
@@ -54,9 +54,10 @@ std::vector<std::uint32_t> write_tiff(const fs::path& path, const std::vector<Fr
   std::size_t next_ifd_field = 4;
   for (std::size_t p = 0; p < frames.size(); ++p) {
     const bool first = p == 0;
-    std::uint32_t text_at[2] = {0, 0};
-    const std::string texts[2] = {first ? description : "", first || mm_json_every_page ? mm_json : ""};
-    for (int k = 0; k < 2; ++k)
+    std::uint32_t text_at[3] = {0, 0, 0};
+    const std::string texts[3] = {first ? description : "", first || mm_json_every_page ? mm_json : "",
+                                  first ? imagej_description : ""};
+    for (int k = 0; k < 3; ++k)
       if (!texts[k].empty()) {
         text_at[k] = static_cast<std::uint32_t>(out.size());
         out += texts[k];
@@ -76,7 +77,9 @@ std::vector<std::uint32_t> write_tiff(const fs::path& path, const std::vector<Fr
                              {258, 3, 1, 16},
                              {259, 3, 1, 1},
                              {262, 3, 1, 1}};
+    // Micro-Manager writes two ImageDescription tags: its OME-XML, then ImageJ's description.
     if (text_at[0]) tags.push_back({270, 2, static_cast<std::uint32_t>(texts[0].size() + 1), text_at[0]});
+    if (text_at[2]) tags.push_back({270, 2, static_cast<std::uint32_t>(texts[2].size() + 1), text_at[2]});
     tags.push_back({273, 4, 1, data_at});
     tags.push_back({277, 3, 1, 1});
     tags.push_back({278, 4, 1, static_cast<std::uint32_t>(height)});
@@ -145,14 +148,19 @@ const std::string kMicroManagerJson =
 const std::vector<std::string> kNames = {"movie_MMStack_Pos0.ome.tif", "movie_MMStack_Pos0_1.ome.tif",
                                          "movie_MMStack_Pos0_2.ome.tif"};
 
-// Three files of 3 frames (files 1 and 2: no OME-XML, no tag, as Micro-Manager writes them after the first).
+// Three files of 3 frames, as Micro-Manager writes them: the first file's OME-XML describes the series, the
+// others point at it (BinaryOnly); each file's first page also holds ImageJ's description, after the OME-XML.
 void write_series(const fs::path& dir, bool with_ome = true, const std::string& mm_json = kMicroManagerJson) {
   const std::string xml = with_ome ? ome_xml({{kNames[0], 3}, {kNames[1], 3}, {kNames[2], 3}}, kSide, kSide,
                                              R"(PhysicalSizeX="0.117" PhysicalSizeXUnit="µm")")
                                    : "";
-  write_tiff(dir / kNames[0], frames_from(0, 3), kSide, kSide, xml, mm_json);
-  write_tiff(dir / kNames[1], frames_from(3, 3), kSide, kSide, "", mm_json);
-  write_tiff(dir / kNames[2], frames_from(6, 3), kSide, kSide, "", mm_json);
+  const std::string pointer = with_ome ? R"(<?xml version="1.0"?><OME><BinaryOnly MetadataFile=")" + kNames[0] +
+                                             R"(" UUID="urn:uuid:0"/></OME>)"
+                                       : "";
+  const std::string imagej = "ImageJ=1.53\nimages=9\nframes=9\nunit=cm\n";
+  write_tiff(dir / kNames[0], frames_from(0, 3), kSide, kSide, xml, mm_json, false, imagej);
+  write_tiff(dir / kNames[1], frames_from(3, 3), kSide, kSide, pointer, mm_json, false, imagej);
+  write_tiff(dir / kNames[2], frames_from(6, 3), kSide, kSide, pointer, mm_json, false, imagej);
 }
 
 void check_frames(StackReader& reader, int first, int count) {
@@ -183,7 +191,7 @@ TEST_CASE("a series read from its first file: every frame in acquisition order, 
   CHECK(info.height == kSide);
   CHECK(info.type == PixelType::u16);
   CHECK(info.pixel_size_nm == doctest::Approx(117.0));  // OME PhysicalSizeX wins over PixelSizeUm
-  CHECK(contains(info.format, "Micro-Manager series of 3 files"));
+  CHECK(info.format == "ome-tiff, Micro-Manager series of 3 files");  // the OME-XML, not ImageJ's description
   CHECK(metadata_value(info, "Camera") == "Andor");
   CHECK(contains(info.metadata_yaml, "Micro-Manager Metadata"));
   CHECK(contains(info.metadata_yaml, "Andor-Gain: 300"));  // Micro-Manager 1.4's {"PropVal": ...} unwrapped

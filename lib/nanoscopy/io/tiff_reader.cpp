@@ -180,7 +180,8 @@ struct Page {
   u64 tile_width = 0, tile_length = 0;
   const Entry* offsets = nullptr;  // StripOffsets or TileOffsets
   const Entry* counts = nullptr;   // StripByteCounts or TileByteCounts
-  const Entry* description = nullptr;
+  const Entry* description = nullptr;        // the last ImageDescription
+  const Entry* first_description = nullptr;  // the first, when there are several (Micro-Manager: OME-XML, then ImageJ's)
   const Entry* x_resolution = nullptr;
   const Entry* micromanager = nullptr;
 };
@@ -551,6 +552,7 @@ class TiffStackReader final : public TiffStack {
           pg.counts = &e;
           break;
         case kImageDescription:
+          if (!pg.first_description) pg.first_description = &e;
           pg.description = &e;
           break;
         case kXResolution:
@@ -681,6 +683,12 @@ class TiffStackReader final : public TiffStack {
         width = pg.width;
         height = pg.height;
         if (pg.description) description = ascii(*pg.description, page, "ImageDescription");
+        // Micro-Manager's first page holds its OME-XML and then ImageJ's description: the OME-XML
+        // describes the whole series (its files, the pixel size), so it is the one kept.
+        if (pg.first_description != pg.description && description.find("<OME") == std::string::npos) {
+          std::string first_text = ascii(*pg.first_description, page, "ImageDescription");
+          if (first_text.find("<OME") != std::string::npos) description = std::move(first_text);
+        }
         if (pg.x_resolution) x_resolution = rational(*pg.x_resolution, page);
         if (pg.micromanager) micromanager_json_ = ascii(*pg.micromanager, page, "Micro-Manager metadata");
       } else if (t != type || pg.width != width || pg.height != height) {
