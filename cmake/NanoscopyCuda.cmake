@@ -15,7 +15,29 @@ if(NOT _nanoscopy_cuda_mode STREQUAL "OFF")
   endif()
   include(CheckLanguage)
   check_language(CUDA)
+  # The kernels are C++20: nvcc 12.0 or newer. Debian 12's own nvidia-cuda-toolkit
+  # is 11.8 (C++17 only), so name the toolkit to install instead of failing in nvcc.
+  set(NANOSCOPY_CUDA_SKIPPED "")
   if(CMAKE_CUDA_COMPILER)
+    execute_process(COMMAND ${CMAKE_CUDA_COMPILER} --version OUTPUT_VARIABLE _nvcc_out ERROR_QUIET)
+    string(REGEX MATCH "release ([0-9]+\\.[0-9]+)" _nvcc_release "${_nvcc_out}")
+    set(_nanoscopy_nvcc_version "${CMAKE_MATCH_1}")
+    if(NOT _nanoscopy_nvcc_version OR _nanoscopy_nvcc_version VERSION_LESS 12.0)
+      set(NANOSCOPY_CUDA_SKIPPED "nvcc ${_nanoscopy_nvcc_version} (${CMAKE_CUDA_COMPILER}) is older than 12.0, the first "
+        "with C++20, which the kernels need (Debian 12's nvidia-cuda-toolkit is 11.8). Install NVIDIA's CUDA Toolkit "
+        "12.0 or newer (12.8 or newer for Blackwell cards; https://developer.nvidia.com/cuda-downloads, package "
+        "cuda-toolkit) and configure again, or -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc")
+      if(_nanoscopy_cuda_mode STREQUAL "ON")
+        message(FATAL_ERROR "NANOSCOPY_CUDA=ON: ${NANOSCOPY_CUDA_SKIPPED}")
+      endif()
+      message(WARNING "Building without the GPU path: ${NANOSCOPY_CUDA_SKIPPED}")
+      unset(CMAKE_CUDA_COMPILER)
+      unset(CMAKE_CUDA_COMPILER CACHE)
+    endif()
+  endif()
+  if(CMAKE_CUDA_COMPILER)
+    include(NanoscopyCudaArchitectures)
+    nanoscopy_choose_cuda_architectures(${_nanoscopy_nvcc_version})
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
     # CMake < 3.26 does not know nvcc's C++20 flag (nvcc ≥ 12 has it).

@@ -1,5 +1,6 @@
 #include "common/accelerator_cuda.hpp"
 
+#include "common/build_fit.hpp"
 #include "common/device_query.hpp"
 #include "fit/engine_cuda.hpp"
 #include "fit/fit_timing.hpp"
@@ -22,6 +23,7 @@ const Accelerator& accelerator() {
       .driver_version = driver_version,
       .runtime_version = runtime_version,
       .peak_memory_bandwidth = peak_memory_bandwidth,
+      .build_mismatch = build_mismatch,
       .make_fit_engine = [](const std::vector<int>& gpus,
                             const FitSettings& settings) { return make_cuda_fit_engine(gpus, settings); },
       .make_detect_engine = make_cuda_detect_engine,

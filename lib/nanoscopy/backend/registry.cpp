@@ -52,6 +52,11 @@ int cuda_driver_version() {
   return a ? a->driver_version() : 0;
 }
 
+std::string cuda_build_mismatch(int gpu) {
+  const Accelerator* a = compiled_accelerator();
+  return a ? a->build_mismatch(gpu) : std::string();
+}
+
 int cuda_runtime_version() {
   const Accelerator* a = compiled_accelerator();
   return a ? a->runtime_version() : 0;

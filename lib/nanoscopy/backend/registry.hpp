@@ -30,7 +30,10 @@ namespace nanoscopy {
 bool cuda_compiled();  // an accelerator backend is compiled in (NANOSCOPY_HAVE_CUDA)
 std::vector<GpuInfo> list_gpus(std::string* why_none = nullptr);  // empty without CUDA build or GPU
 int cuda_driver_version();   // 0 when unknown
-int cuda_runtime_version();  // 0 when unknown
+int cuda_runtime_version();
+// Empty when this build's kernels run on `gpu` (−1: every visible GPU; also empty without a CUDA build,
+// driver or GPU), else one line: a driver older than the runtime, or a card without code in the binary.
+std::string cuda_build_mismatch(int gpu);  // 0 when unknown
 
 // Resolves a request against what this machine has. DeviceError for cuda
 // without a usable GPU or an index out of range; `auto` falls back to the CPU

@@ -14,6 +14,12 @@ Device select_device(const DeviceRequest& request, bool quiet) {
   cpu.cpu_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (request.mode == DeviceRequest::Mode::cpu) return cpu;
 
+  // A GPU this build cannot use (a driver older than the runtime, a card without code in the binary) is
+  // an error even when the device was left to auto: running on the CPU instead would hide a build that
+  // does not fit the lab's card, and a kernel launch on it would fail later and less clearly.
+  if (const std::string mismatch = cuda_build_mismatch(request.all || request.gpu < 0 ? -1 : request.gpu);
+      !mismatch.empty())
+    throw DeviceError("--device " + request.to_string(), mismatch);
   std::string why;
   const auto gpus = list_gpus(&why);
   if (gpus.empty()) {

@@ -45,6 +45,9 @@ struct Accelerator {
   int (*driver_version)();   // 0 when unknown
   int (*runtime_version)();  // 0 when unknown
   double (*peak_memory_bandwidth)(int gpu);  // bytes/s
+  // Empty when this build runs on `gpu` (−1: every visible GPU), else one line saying why not (a
+  // driver older than the runtime, a card without code in the binary) and what to do.
+  std::string (*build_mismatch)(int gpu);
 
   // One factory per engine; `gpu` is the device index (the fit spreads over all of `gpus`).
   std::unique_ptr<FitEngine> (*make_fit_engine)(const std::vector<int>& gpus, const FitSettings& settings);
