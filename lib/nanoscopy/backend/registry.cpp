@@ -3,10 +3,14 @@
 #include "nanoscopy/backend/registry.hpp"
 
 #include <algorithm>
+#include <iostream>
+#include <mutex>
+#include <set>
 
 #include "nanoscopy/core/accelerator.hpp"
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/progress.hpp"
 
 #if NANOSCOPY_HAVE_CUDA
 #include "common/accelerator_cuda.hpp"
@@ -31,9 +35,19 @@ const Accelerator& accelerator_or_throw() {
   return *a;
 }
 
-// The device's first GPU (the engines that run on one).
-int first_gpu(const Device& device) {
+// The device's first GPU (the engines that run on one). Where the device has
+// several (cuda:all), says once per process and step, unless --quiet, that
+// `step` uses only this one: the user asked for more.
+int first_gpu(const Device& device, const char* step) {
   if (device.gpus.empty()) throw DeviceError("--device", "no GPU selected");
+  if (device.gpus.size() > 1 && !quiet()) {
+    static std::mutex mutex;
+    static std::set<std::string> said;
+    std::lock_guard lock(mutex);
+    if (said.insert(step).second)
+      std::cerr << "note: " << step << " runs on one GPU (cuda:" << device.gpus.front() << ") of the "
+                << device.gpus.size() << " that cuda:all asks for\n";
+  }
   return device.gpus.front();
 }
 
@@ -70,50 +84,84 @@ std::unique_ptr<FitEngine> make_fit_engine(const Device& device, const FitSettin
 std::unique_ptr<DetectEngine> make_detect_engine(const Device& device, const DetectSettings& settings) {
   if (device.kind == DeviceKind::cpu) return make_cpu_detect_engine(settings, device.cpu_threads);
   const Accelerator& a = accelerator_or_throw();
-  return a.make_detect_engine(first_gpu(device), settings);
+  return a.make_detect_engine(first_gpu(device, "detection"), settings);
 }
 
 std::unique_ptr<LocalizeEngine> make_localize_engine(const Device& device, const LocalizeSettings& settings) {
   if (device.kind == DeviceKind::cpu) return make_cpu_localize_engine(settings, device.cpu_threads);
   const Accelerator& a = accelerator_or_throw();
-  return a.make_localize_engine(first_gpu(device), settings);
+  return a.make_localize_engine(first_gpu(device, "localize"), settings);
+}
+
+std::vector<std::unique_ptr<LocalizeEngine>> make_localize_engines(const Device& device,
+                                                                  const LocalizeSettings& settings) {
+  std::vector<std::unique_ptr<LocalizeEngine>> engines;
+  if (device.kind == DeviceKind::cpu) {
+    engines.push_back(make_cpu_localize_engine(settings, device.cpu_threads));
+    return engines;
+  }
+  const Accelerator& a = accelerator_or_throw();
+  if (device.gpus.empty()) throw DeviceError("--device", "no GPU selected");
+  for (const int gpu : device.gpus) engines.push_back(a.make_localize_engine(gpu, settings));
+  return engines;
+}
+
+std::vector<std::unique_ptr<SofiEngine>> make_sofi_engines(const Device& device, const SofiProblem& problem,
+                                                           std::int64_t chunk_frames) {
+  std::vector<std::unique_ptr<SofiEngine>> engines;
+  if (device.kind == DeviceKind::cpu) {
+    engines.push_back(make_cpu_sofi_engine(problem, chunk_frames, device.cpu_threads));
+    return engines;
+  }
+  const Accelerator& a = accelerator_or_throw();
+  if (device.gpus.empty()) throw DeviceError("--device", "no GPU selected");
+  for (const int gpu : device.gpus) engines.push_back(a.make_sofi_engine(gpu, problem, chunk_frames));
+  return engines;
+}
+
+std::string device_label(const Device& device) {
+  if (device.kind == DeviceKind::cpu) return "cpu (" + std::to_string(device.cpu_threads) + " threads)";
+  if (device.gpus.size() == 1) return "cuda:" + std::to_string(device.gpus.front());
+  std::string out = "cuda:all (";
+  for (std::size_t i = 0; i < device.gpus.size(); ++i) out += (i ? "," : "") + std::to_string(device.gpus[i]);
+  return out + ")";
 }
 
 std::unique_ptr<SmreEngine> make_smre_engine(const Device& device, const SmreProblem& problem,
                                              std::int64_t max_batch) {
   if (device.kind == DeviceKind::cpu) return make_cpu_smre_engine(problem, device.cpu_threads);
   const Accelerator& a = accelerator_or_throw();
-  return a.make_smre_engine(first_gpu(device), problem, max_batch);
+  return a.make_smre_engine(first_gpu(device, "smre"), problem, max_batch);
 }
 
 std::unique_ptr<SofiEngine> make_sofi_engine(const Device& device, const SofiProblem& problem, std::int64_t chunk_frames) {
   if (device.kind == DeviceKind::cpu) return make_cpu_sofi_engine(problem, chunk_frames, device.cpu_threads);
   const Accelerator& a = accelerator_or_throw();
-  return a.make_sofi_engine(first_gpu(device), problem, chunk_frames);
+  return a.make_sofi_engine(first_gpu(device, "sofi"), problem, chunk_frames);
 }
 
 std::unique_ptr<FrcEngine> make_frc_engine(const Device& device, const FrcGeometry& geometry) {
   if (device.kind == DeviceKind::cpu) return make_cpu_frc_engine(geometry);
   const Accelerator& a = accelerator_or_throw();
-  return a.make_frc_engine(first_gpu(device), geometry);
+  return a.make_frc_engine(first_gpu(device, "frc"), geometry);
 }
 
 std::unique_ptr<CorrelationEngine> make_correlation_engine(const Device& device, const CorrelationGeometry& geometry) {
   if (device.kind == DeviceKind::cpu) return make_cpu_correlation_engine(geometry, std::max(device.cpu_threads, 1));
   const Accelerator& a = accelerator_or_throw();
-  return a.make_correlation_engine(first_gpu(device), geometry);
+  return a.make_correlation_engine(first_gpu(device, "undrift (RCC correlations)"), geometry);
 }
 
 std::unique_ptr<RenderEngine> make_render_engine(const Device& device, const RenderGeometry& geometry) {
   if (device.kind == DeviceKind::cpu) return make_cpu_render_engine(geometry);
   const Accelerator& a = accelerator_or_throw();
-  return a.make_render_engine(first_gpu(device), geometry);
+  return a.make_render_engine(first_gpu(device, "render"), geometry);
 }
 
 std::unique_ptr<DeconvolveEngine> make_deconvolve_engine(const Device& device) {
   if (device.kind == DeviceKind::cpu) return make_cpu_deconvolve_engine();
   const Accelerator& a = accelerator_or_throw();
-  return a.make_deconvolve_engine(first_gpu(device));
+  return a.make_deconvolve_engine(first_gpu(device, "the balanced-SOFI deconvolution"));
 }
 
 std::optional<double> time_device_resident_fit(const Device& device, const FitSettings& settings,

@@ -40,14 +40,27 @@ std::string cuda_build_mismatch(int gpu);  // 0 when unknown
 // and, unless quiet, says why on stderr.
 Device select_device(const DeviceRequest& request, bool quiet);
 
+// "cpu (4 threads)", "cuda:0", or "cuda:all (0,1)" for several GPUs.
+std::string device_label(const Device& device);
+
 // ------------------------------------------------------------ engines
 // CPU devices get the reference engine on device.cpu_threads threads; GPU
-// devices the accelerator's (on the device's first GPU; the fit spreads over
-// all of them). DeviceError when the build has no accelerator.
+// devices the accelerator's. The fit spreads over all of the device's GPUs;
+// fit2d's localize pipeline and sofi take one engine per GPU (the
+// make_*_engines below) and share the frames out; every other engine runs on
+// the device's first GPU and, where the device has several (cuda:all), says so
+// once per process on stderr unless --quiet ("note: smre runs on one GPU
+// (cuda:0) of the 2 that cuda:all asks for"). DeviceError when the build has no
+// accelerator.
 
 std::unique_ptr<FitEngine> make_fit_engine(const Device& device, const FitSettings& settings);
 std::unique_ptr<DetectEngine> make_detect_engine(const Device& device, const DetectSettings& settings);
 std::unique_ptr<LocalizeEngine> make_localize_engine(const Device& device, const LocalizeSettings& settings);
+// One engine per GPU of the device (the same GPU listed twice gets two, each
+// with its own streams and buffers); one on the CPU.
+std::vector<std::unique_ptr<LocalizeEngine>> make_localize_engines(const Device& device, const LocalizeSettings& settings);
+std::vector<std::unique_ptr<SofiEngine>> make_sofi_engines(const Device& device, const SofiProblem& problem,
+                                                           std::int64_t chunk_frames);
 std::unique_ptr<SmreEngine> make_smre_engine(const Device& device, const SmreProblem& problem,
                                              std::int64_t max_batch);
 std::unique_ptr<SofiEngine> make_sofi_engine(const Device& device, const SofiProblem& problem, std::int64_t chunk_frames);

@@ -56,7 +56,9 @@ std::vector<BenchDevice> bench_devices(const std::vector<std::string>& requested
   std::vector<std::string> names = requested;
   if (names.empty()) {
     names.push_back("cpu");
-    for (const auto& g : list_gpus()) names.push_back("cuda:" + std::to_string(g.index));
+    const auto gpus = list_gpus();
+    for (const auto& g : gpus) names.push_back("cuda:" + std::to_string(g.index));
+    if (gpus.size() > 1) names.push_back("cuda:all");  // 1 GPU against all of them, end to end
   }
   for (const auto& n : names) {
     auto request = DeviceRequest::parse(n);

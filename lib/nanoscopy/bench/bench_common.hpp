@@ -27,12 +27,12 @@ std::filesystem::path bench_scratch_dir(const std::string& dir);
 nlohmann::json bench_document(const std::string& benchmark);
 
 struct BenchDevice {
-  std::string label;  // "cpu", "cuda:0"
+  std::string label;  // "cpu", "cuda:0", "cuda:all"
   Device device;
 };
 
-// The devices named (cpu, cuda:N; UsageError for auto), or cpu and every GPU
-// when none is named. DeviceError for a GPU this machine lacks.
+// The devices named (cpu, cuda:N, cuda:all; UsageError for auto), or cpu,
+// every GPU and, with more than one, cuda:all when none is named. DeviceError for a GPU this machine lacks.
 std::vector<BenchDevice> bench_devices(const std::vector<std::string>& requested);
 
 }  // namespace nanoscopy

@@ -18,6 +18,7 @@
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/loc/formats/loc_formats.hpp"
+#include "nanoscopy/loc/localize_dispatch.hpp"
 #include "nanoscopy/loc/localize_engine.hpp"
 #include "nanoscopy/loc/pipeline.hpp"
 #include "nanoscopy/sim/movie.hpp"
@@ -173,27 +174,32 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
     std::int64_t mem_candidates = 0;
     if (mem_frames > 0) {
       const auto t_setup = Clock::now();
-      auto localizer = make_localize_engine(dev.device, LocalizeSettings{settings.detect, settings.fit, settings.regions});
+      // One engine per GPU of cuda:all, sharing the chunks out as fit2d's pipeline does.
+      const auto localizers =
+          make_localize_engines(dev.device, LocalizeSettings{settings.detect, settings.fit, settings.regions});
+      std::vector<LocalizeEngine*> engines;
+      for (const auto& l : localizers) engines.push_back(l.get());
       setup_s = seconds_since(t_setup);
       const auto frame_px = static_cast<std::size_t>(info.pixels_per_frame());
-      HostBuffer pixels = localizer->allocate_host(static_cast<std::size_t>(mem_frames) * frame_px * 2);
+      HostBuffer pixels = engines.front()->allocate_host(static_cast<std::size_t>(mem_frames) * frame_px * 2);
       reader->read_raw(0, mem_frames, pixels.get());
-      std::vector<Candidate> candidates;
-      std::vector<RoiOrigin> origins;
-      std::vector<FitResult> fits;
       auto chunk_at = [&](std::int64_t first) {
         return ChunkPixels{static_cast<const std::uint16_t*>(pixels.get()) + static_cast<std::size_t>(first) * frame_px,
                            PixelType::u16, first, std::min(o.chunk_frames, mem_frames - first),
                            static_cast<int>(info.width), static_cast<int>(info.height)};
       };
+      LocalizeDispatcher dispatcher(engines);
       const auto t_first = Clock::now();
-      localizer->localize(chunk_at(0), candidates, origins, fits);  // warm-up: buffers grow once
+      for (std::size_t e = 0; e < engines.size(); ++e) dispatcher.submit(chunk_at(0));  // warm-up: buffers grow once
+      while (dispatcher.in_flight() > 0) dispatcher.take();
       setup_s += seconds_since(t_first);
       const auto t1 = Clock::now();
       for (std::int64_t f = 0; f < mem_frames; f += o.chunk_frames) {
-        localizer->localize(chunk_at(f), candidates, origins, fits);
-        mem_candidates += static_cast<std::int64_t>(candidates.size());
+        if (dispatcher.in_flight() == dispatcher.capacity())
+          mem_candidates += static_cast<std::int64_t>(dispatcher.take().candidates.size());
+        dispatcher.submit(chunk_at(f));
       }
+      while (dispatcher.in_flight() > 0) mem_candidates += static_cast<std::int64_t>(dispatcher.take().candidates.size());
       localize_s = seconds_since(t1);
     }
 
@@ -202,16 +208,21 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
     const fs::path output = tree.path / ("locs_" + std::to_string(doc["cells"].size()) + ".hdf5");
     const auto t0 = Clock::now();
     auto writer = create_localization_writer(output.string(), "", wctx);
-    auto pipeline_localizer = make_localize_engine(dev.device, LocalizeSettings{settings.detect, settings.fit, settings.regions});
+    const auto pipeline_localizers =
+        make_localize_engines(dev.device, LocalizeSettings{settings.detect, settings.fit, settings.regions});
+    std::vector<LocalizeEngine*> localizers;
+    for (const auto& l : pipeline_localizers) localizers.push_back(l.get());
     const PipelineSummary summary =
-        run_localization(*reader, FrameRange::Resolved{0, info.frames}, *pipeline_localizer, settings,
+        run_localization(*reader, FrameRange::Resolved{0, info.frames}, localizers, settings,
                          [&](std::span<const Localization> locs) { writer->append(locs); });
     writer->finish();
     const double pipeline_s = seconds_since(t0);
     const std::int64_t written = writer->counts().written;
 
     json cell = {{"device", dev.label},
-                 {"device_name", summary.device},
+                 // The GPUs a cuda:all row used ("cuda:all (0,1)"), else the engine's own name.
+                 {"device_name", dev.device.gpus.size() > 1 ? device_label(dev.device) : summary.device},
+                 {"gpus", dev.device.kind == DeviceKind::cuda ? dev.device.gpus.size() : 0},
                  {"frames", summary.frames},
                  {"candidates", summary.candidates},
                  {"localizations", summary.localizations},
@@ -228,6 +239,20 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
                  {"localize_only_s", localize_s},
                  {"setup_s", setup_s},
                  {"localize_only_frames_per_s", localize_s > 0 ? static_cast<double>(mem_frames) / localize_s : 0.0}};
+    // Against the first one-GPU row: what the further GPUs add end to end.
+    for (const auto& c : doc["cells"])
+      if (c["gpus"] == 1 && cell["gpus"].get<std::size_t>() >= 1) {
+        cell["speedup_vs_one_gpu"] = cell["frames_per_s"].get<double>() / c["frames_per_s"].get<double>();
+        cell["localize_only_speedup_vs_one_gpu"] =
+            c["localize_only_frames_per_s"].get<double>() > 0
+                ? cell["localize_only_frames_per_s"].get<double>() / c["localize_only_frames_per_s"].get<double>()
+                : 0.0;
+        break;
+      }
+    if (cell["gpus"] == 1 && !cell.contains("speedup_vs_one_gpu")) {
+      cell["speedup_vs_one_gpu"] = 1.0;
+      cell["localize_only_speedup_vs_one_gpu"] = 1.0;
+    }
     doc["cells"].push_back(cell);
     std::error_code ec;
     fs::remove(output, ec);
@@ -239,14 +264,18 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
       << "Read alone (page cache warm, read_raw): " << fmt(read_s) << " s = "
       << fmt(static_cast<double>(o.frames) / read_s, 4) << " frames/s, " << fmt(file_mb / read_s, 4) << " MB/s\n\n"
       << "| device | candidates | localizations | pipeline s | frames/s | locs/s | pipeline / read | reader thread s "
-         "| localizer alone frames/s | localizer setup s |\n"
-      << "|---|---|---|---|---|---|---|---|---|---|\n";
+         "| localizer alone frames/s | localizer setup s | × one GPU (pipeline, alone) |\n"
+      << "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& c : doc["cells"])
     out << "| " << c["device_name"].get<std::string>() << " | " << c["candidates"] << " | " << c["localizations"]
         << " | " << fmt(c["pipeline_s"].get<double>()) << " | " << fmt(c["frames_per_s"].get<double>(), 4) << " | "
         << fmt(c["localizations_per_s"].get<double>(), 4) << " | " << fmt(c["pipeline_over_read"].get<double>())
         << " | " << fmt(c["reader_thread_s"].get<double>()) << " | "
-        << fmt(c["localize_only_frames_per_s"].get<double>(), 4) << " | " << fmt(c["setup_s"].get<double>()) << " |\n";
+        << fmt(c["localize_only_frames_per_s"].get<double>(), 4) << " | " << fmt(c["setup_s"].get<double>()) << " | "
+        << (c.contains("speedup_vs_one_gpu") ? fmt(c["speedup_vs_one_gpu"].get<double>()) + ", " +
+                                                   fmt(c["localize_only_speedup_vs_one_gpu"].get<double>())
+                                             : std::string("–"))
+        << " |\n";
   out << "\nMachine: " << doc["machine"]["cpu"].get<std::string>() << " (" << doc["machine"]["cpu_threads"]
       << " threads)";
   for (const auto& g : doc["machine"]["gpus"]) out << "; GPU " << g["index"] << ": " << g["name"].get<std::string>();

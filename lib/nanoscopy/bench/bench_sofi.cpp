@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iomanip>
+#include <optional>
 #include <iostream>
 #include <random>
 #include <thread>
@@ -23,6 +24,7 @@
 #include "nanoscopy/smre/cli.hpp"
 #include "nanoscopy/smre/runner.hpp"
 #include "nanoscopy/sofi/runner.hpp"
+#include "nanoscopy/sofi/split_run.hpp"
 #include "nanoscopy/bench/bench_common.hpp"
 #include "nanoscopy/bench/sofi_truth.hpp"
 #include "nanoscopy/sofi/balanced.hpp"
@@ -348,21 +350,30 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
     };
     for (const auto& [orders, balanced] : {Config{{2}, false}, Config{{2, 3, 4}, false}, Config{{2, 3, 4}, true}}) {
       const SofiProblem problem = problem_of(n, n, orders);
+      // Four readers per GPU (one on the CPU); cuda:all splits the frames between its GPUs (sofi/split_run.hpp).
+      const std::size_t engines_n = gpu ? dev.device.gpus.size() : 1;
       std::vector<std::unique_ptr<StackReader>> readers;
-      for (int i = 0; i < (gpu ? 4 : 1); ++i) readers.push_back(open_stack(path));
+      for (std::size_t i = 0; i < (gpu ? 4 : 1) * engines_n; ++i) readers.push_back(open_stack(path));
       std::vector<double> times, streaming;
       for (int r = 0; r < std::max(1, std::min(repeats, 3)); ++r) {
         const auto t = clock_type::now();
-        auto engine = make_sofi_engine(dev.device, problem, 256 + problem.max_lag);
+        const auto engines = make_sofi_engines(dev.device, problem, 256 + problem.max_lag);
         const double setup = since(t);  // pinned buffers and device sums: paid once per run
-        SofiRunInput in;
-        in.reader = readers[0].get();
-        for (std::size_t i = 1; i < readers.size(); ++i) in.extra_readers.push_back(readers[i].get());
-        in.sequence = {0, 1, frames};
-        in.end = frames;
-        in.block = std::min<std::int64_t>(500, frames);
-        in.quiet = true;
-        const SofiImages images = finish_images(problem, run_sofi(problem, *engine, in).finished);
+        std::vector<SofiEngine*> parts;
+        std::vector<SofiRunInput> inputs;
+        const std::size_t per_engine = readers.size() / engines.size();
+        for (std::size_t g = 0; g < engines.size(); ++g) {
+          parts.push_back(engines[g].get());
+          SofiRunInput in;
+          in.reader = readers[g * per_engine].get();
+          for (std::size_t i = 1; i < per_engine; ++i) in.extra_readers.push_back(readers[g * per_engine + i].get());
+          in.sequence = {0, 1, frames};
+          in.end = frames;
+          in.block = std::min<std::int64_t>(500, frames);
+          in.quiet = true;
+          inputs.push_back(std::move(in));
+        }
+        const SofiImages images = finish_images(problem, run_sofi_split(problem, parts, inputs).finished);
         if (balanced) {
           BalancedSettings settings;
           settings.psf_sigma = 2.0;
@@ -376,13 +387,27 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
       const double fps = static_cast<double>(frames) / median(times);
       const double stream_fps = static_cast<double>(frames) / median(streaming);
       const std::string label = balanced ? "balanced 2-4" : "orders " + join_ints(orders);
+      // Against the first one-GPU row of the same configuration: what the further GPUs add.
+      std::optional<double> speedup;
+      if (gpu)
+        for (const auto& r : rows)
+          if (r["mode"] == "end-to-end" && r["gpus"] == 1 && r["orders"] == json(orders) && r["balanced"] == balanced) {
+            speedup = fps / r["frames_per_s"].get<double>();
+            break;
+          }
       out << "  " << std::left << std::setw(8) << dev.label << std::setw(15) << label << std::right << " end to end "
           << std::setw(9) << std::setprecision(0) << fps << " frames/s (" << std::setprecision(2)
           << fps * bytes_per_frame / 1e9 << " GB/s of pixels, " << frames << " frames); streaming after set-up "
-          << std::setprecision(0) << stream_fps << " frames/s\n";
-      json row{{"device", dev.label}, {"orders", orders}, {"frames", frames}, {"frames_per_s", fps},
-               {"streaming_frames_per_s", stream_fps}, {"mode", "end-to-end"}, {"balanced", balanced}};
-      if (gpu && !balanced) {
+          << std::setprecision(0) << stream_fps << " frames/s";
+      if (dev.device.gpus.size() > 1) out << "; " << device_label(dev.device);
+      if (speedup && dev.device.gpus.size() > 1) out << ", " << std::setprecision(2) << *speedup << "x one GPU";
+      out << "\n";
+      json row{{"device", dev.label}, {"device_name", device_label(dev.device)},
+               {"gpus", gpu ? dev.device.gpus.size() : 0}, {"orders", orders}, {"frames", frames},
+               {"frames_per_s", fps}, {"streaming_frames_per_s", stream_fps}, {"mode", "end-to-end"},
+               {"balanced", balanced}};
+      if (speedup) row["speedup_vs_one_gpu"] = *speedup;
+      if (gpu && !balanced && dev.device.gpus.size() == 1) {  // the kernels alone: one GPU's
         const std::int64_t resident = 2000;
         if (auto timing = time_device_resident_sofi(dev.device, problem, resident, std::max(repeats, 3))) {
           const double dfps = static_cast<double>(resident) / timing->seconds;

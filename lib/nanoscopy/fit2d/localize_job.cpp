@@ -55,12 +55,16 @@ Fit2dResult Fit2dLocalizeJob::process() {
   const PipelineSettings& settings = setup_.settings;
   Fit2dResult r;
   const auto t0 = std::chrono::steady_clock::now();
-  auto localizer = make_localize_engine(job_.device, LocalizeSettings{settings.detect, settings.fit, settings.regions, settings.camera_maps});
+  // One engine per GPU of --device cuda:all: the pipeline shares the chunks out, the output is the same.
+  const auto engines = make_localize_engines(
+      job_.device, LocalizeSettings{settings.detect, settings.fit, settings.regions, settings.camera_maps});
+  std::vector<LocalizeEngine*> localizers;
+  for (const auto& e : engines) localizers.push_back(e.get());
   if (sink_ && !job_.mpi())
-    r.summary = run_localization(reader_, job_.mine(), *localizer, settings,
+    r.summary = run_localization(reader_, job_.mine(), localizers, settings,
                                  [&](std::span<const Localization> locs) { sink_->append(locs); });
   else
-    r.summary = run_localization(reader_, job_.mine(), *localizer, settings,
+    r.summary = run_localization(reader_, job_.mine(), localizers, settings,
                                  [&](std::span<const Localization> locs) { pack_localizations(locs, r.rows); });
   // The engine's set-up counts, as it did when the pipeline built the engine itself.
   r.summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -74,6 +74,8 @@ FrameSource::FrameSource(StackReader& reader, FrameRange::Resolved range, std::i
       pixels_per_frame_(reader.info().pixels_per_frame()),
       position_(range.first) {
   if (options_.prefetch < 0) throw std::logic_error("FrameSource: prefetch must not be negative");
+  if (options_.hold < 1 || (options_.hold > 1 && options_.prefetch == 0))
+    throw std::logic_error("FrameSource: hold must be at least 1, and more than 1 only with prefetch");
   // Checked here, in the consumer's thread, rather than on the first read.
   if (options_.type == PixelType::u16 && reader.info().type != PixelType::u16)
     throw std::logic_error("FrameSource: uint16 frames from a stack that is not uint16");
@@ -83,8 +85,8 @@ FrameSource::FrameSource(StackReader& reader, FrameRange::Resolved range, std::i
   const std::int64_t max_frames = std::max<std::int64_t>(1, std::min(chunk_frames_, range_.count()));
   buffer_bytes_ = static_cast<std::size_t>(max_frames * pixels_per_frame_) *
                   bytes_per_pixel(options_.type);
-  // The consumer holds one buffer while the reader fills up to `prefetch` more.
-  const auto wanted = std::min<std::int64_t>(chunks, options_.prefetch + 1);
+  // The consumer holds `hold` buffers while the reader fills up to `prefetch` more.
+  const auto wanted = std::min<std::int64_t>(chunks, options_.prefetch + options_.hold);
   auto allocate = options_.allocate ? options_.allocate : allocate_plain_host;
   for (std::int64_t i = 0; i < std::max<std::int64_t>(wanted, 1); ++i) {  // allocated here: the engine's thread
     buffers_.push_back(allocate(buffer_bytes_));
@@ -151,9 +153,9 @@ bool FrameSource::next(FrameChunk& chunk) {
     return true;
   }
   std::unique_lock lock(mutex_);
-  if (held_ != SIZE_MAX) {
-    free_.push_back(held_);
-    held_ = SIZE_MAX;
+  if (held_.size() >= static_cast<std::size_t>(options_.hold)) {
+    free_.push_back(held_.front());
+    held_.pop_front();
     changed_.notify_all();
   }
   changed_.wait(lock, [&] { return finished_ || !filled_.empty(); });
@@ -163,7 +165,7 @@ bool FrameSource::next(FrameChunk& chunk) {
   }
   const Filled f = filled_.front();
   filled_.pop_front();
-  held_ = f.buffer;
+  held_.push_back(f.buffer);
   chunk = FrameChunk{f.first, f.count, options_.type, buffers_[f.buffer].get(), pixels};
   return true;
 }

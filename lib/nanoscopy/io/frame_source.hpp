@@ -74,6 +74,11 @@ struct FrameSourceOptions {
   // Chunk memory (bytes); empty: plain host memory.
   std::function<HostBuffer(std::size_t)> allocate;
   std::vector<StackReader*> extra_readers;  // parallel reads of each chunk (FrameReader)
+  // Chunks the consumer holds at once (> 1 needs prefetch > 0): a chunk's pixels
+  // stay valid until `hold` more next() calls, which hand buffers back oldest
+  // first (fit2d's pipeline keeps chunks in flight on every GPU: loc/localize_dispatch.hpp).
+  int hold = 1;
+  // (last: the fields above are set by position elsewhere)
 };
 
 class FrameSource {
@@ -85,8 +90,8 @@ class FrameSource {
   FrameSource(const FrameSource&) = delete;
   FrameSource& operator=(const FrameSource&) = delete;
 
-  // The next chunk, or false at the end. Hands the previous chunk's buffer back
-  // to the reader. Rethrows a read error once the chunks before it are taken.
+  // The next chunk, or false at the end. Hands the oldest held chunk's buffer
+  // back to the reader once `hold` chunks are held. Rethrows a read error once the chunks before it are taken.
   bool next(FrameChunk& chunk);
 
   // Seconds spent reading (decode + convert) so far, in the reader thread or in next().
@@ -113,7 +118,7 @@ class FrameSource {
   std::condition_variable changed_;
   std::deque<std::size_t> free_;  // buffers the reader may fill
   std::deque<Filled> filled_;     // read, in order, not yet taken
-  std::size_t held_ = SIZE_MAX;   // the buffer of the chunk the consumer holds
+  std::deque<std::size_t> held_;  // the buffers of the chunks the consumer holds, oldest first
   bool finished_ = false;         // the reader has stopped (end or error)
   bool stop_ = false;             // the consumer is gone
   std::exception_ptr error_;

@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <chrono>
+#include <stdexcept>
 #include <vector>
 
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/progress.hpp"
 #include "nanoscopy/io/frame_source.hpp"
+#include "nanoscopy/loc/localize_dispatch.hpp"
 #include "nanoscopy/loc/localize_engine.hpp"
 
 namespace nanoscopy {
@@ -20,6 +22,15 @@ using Clock = std::chrono::steady_clock;
 
 PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range, LocalizeEngine& localizer,
                                  const PipelineSettings& settings, const LocalizationSink& sink) {
+  LocalizeEngine* one[] = {&localizer};
+  return run_localization(reader, range, one, settings, sink);
+}
+
+PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range,
+                                 std::span<LocalizeEngine* const> localizers, const PipelineSettings& settings,
+                                 const LocalizationSink& sink) {
+  if (localizers.empty()) throw std::logic_error("run_localization: no localize engine");
+  LocalizeEngine& localizer = *localizers.front();
   const auto start = Clock::now();
   const StackInfo& info = reader.info();
   validate_detect_settings(settings.detect);
@@ -34,38 +45,36 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
   const PixelType chunk_type = u16 ? PixelType::u16 : PixelType::f32;
 
   PipelineSummary summary;
-  summary.device = localizer.name();
+  for (LocalizeEngine* l : localizers) summary.device += (summary.device.empty() ? "" : " + ") + l->name();
 
   // Frames as read: the raw uint16 pixels when the stack is uint16 (the
   // localizer filters them as float and fits uint16 ROIs), else float32; in the
-  // localizer's own host memory (page-locked for CUDA: uploaded as is), read up
-  // to two chunks ahead while this one is detected and fitted.
+  // first localizer's host memory (page-locked for CUDA: uploaded as is; pinned
+  // memory serves every GPU of the process), read up to two chunks ahead while
+  // the engines detect and fit the chunks they hold: one engine one chunk, as
+  // before; several two each, so none waits while the oldest is finished.
+  const int per_engine = localizers.size() > 1 ? 2 : 1;
   FrameSourceOptions source_options;
   source_options.type = chunk_type;
   source_options.prefetch = 2;
+  source_options.hold = static_cast<int>(localizers.size()) * per_engine;
   source_options.allocate = [&](std::size_t bytes) { return localizer.allocate_host(bytes); };
   FrameSource source(reader, range, settings.chunk_frames, std::move(source_options));
+  LocalizeDispatcher dispatcher(localizers, per_engine);  // after the source: stopped before its buffers go
 
   Progress progress("fit2d " + info.path, range.count(), settings.quiet);
-  std::vector<Candidate> candidates;
-  std::vector<RoiOrigin> origins;
-  std::vector<FitResult> fits;
   std::vector<Localization> accepted;
   MedianHistogram precisions;
-  FrameChunk c;
-  while (source.next(c)) {
-    std::int64_t detected = 0;
-    on_frames(c.first, c.count, [&] {
-      detected = localizer.localize(ChunkPixels{c.pixels, c.type, c.first, c.count, width, height}, candidates,
-                                     origins, fits);
-    });
+  // The oldest chunk's localizations to the sink: chunks are taken in the order given.
+  auto take_oldest = [&] {
+    const LocalizedChunk r = dispatcher.take();
     // Every candidate detected, those outside the regions (dropped before fitting) included.
-    summary.candidates += detected;
+    summary.candidates += r.detected;
     accepted.clear();
-    for (std::size_t k = 0; k < candidates.size(); ++k) {
+    for (std::size_t k = 0; k < r.candidates.size(); ++k) {
       // net_gradient in camera counts, as Picasso's (a filter written for its numbers cuts the same).
-      const auto loc = to_localization(fits[k], candidates[k].frame, origins[k].x0, origins[k].y0, settings.camera,
-                                       settings.fit, candidates[k].net_gradient);
+      const auto loc = to_localization(r.fits[k], r.candidates[k].frame, r.origins[k].x0, r.origins[k].y0,
+                                       settings.camera, settings.fit, r.candidates[k].net_gradient);
       if (accept(loc, settings.filter, settings.camera)) {
         accepted.push_back(loc);
         precisions.add(loc.lpx * settings.camera.pixel_size_nm);
@@ -75,9 +84,25 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
     }
     summary.localizations += static_cast<std::int64_t>(accepted.size());
     sink(accepted);
-    summary.frames += c.count;
+    summary.frames += r.count;
     progress.update(summary.frames);
+  };
+  FrameChunk c;
+  for (;;) {
+    // A full dispatcher first gives back its oldest chunk: the one whose buffer next() hands back.
+    if (dispatcher.in_flight() == dispatcher.capacity()) take_oldest();
+    bool more = false;
+    try {
+      more = source.next(c);
+    } catch (...) {
+      // A read error comes after the chunks read before it, as with one engine.
+      while (dispatcher.in_flight() > 0) take_oldest();
+      throw;
+    }
+    if (!more) break;
+    dispatcher.submit(ChunkPixels{c.pixels, c.type, c.first, c.count, width, height});
   }
+  while (dispatcher.in_flight() > 0) take_oldest();
   progress.finish();
 
   summary.median_precision_nm = precisions.median();

@@ -46,8 +46,14 @@ struct PipelineSummary {
 // Accepted localizations of one chunk, in frame order.
 using LocalizationSink = std::function<void(std::span<const Localization>)>;
 
-// `localizer` is the detect-cut-fit engine the caller built (make_localize_engine,
-// with settings.detect and settings.fit): the pipeline never picks a device itself.
+// `localizers` are the detect-cut-fit engines the caller built (make_localize_engines,
+// with settings.detect and settings.fit; one per GPU of --device cuda:all): the
+// pipeline never picks a device itself. Chunks go to whichever engine is free
+// (loc/localize_dispatch.hpp) and reach the sink in frame order, so the output
+// is the same with one engine or several.
+PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range,
+                                 std::span<LocalizeEngine* const> localizers, const PipelineSettings& settings,
+                                 const LocalizationSink& sink);
 PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range, LocalizeEngine& localizer,
                                  const PipelineSettings& settings, const LocalizationSink& sink);
 

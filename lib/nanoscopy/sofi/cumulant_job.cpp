@@ -21,6 +21,7 @@
 #include "nanoscopy/sofi/merge.hpp"
 #include "nanoscopy/sofi/output.hpp"
 #include "nanoscopy/sofi/partial.hpp"
+#include "nanoscopy/sofi/split_run.hpp"
 
 namespace nanoscopy {
 namespace {
@@ -65,6 +66,14 @@ SofiCumulantJob::SofiCumulantJob(const SofiCliOptions& options, ToolContext& ctx
   // The GPU engine outruns one reading thread: read each chunk with four.
   if (job.device.kind == DeviceKind::cuda && !filter_)
     for (int i = 0; i < 3; ++i) extra_.push_back(open_stack(options.input));
+  // --device cuda:all: every further GPU sums its part of the range with four readers of its own
+  // (split_run.hpp). --pre-smre's runner is one engine's: that run stays on the first GPU (the
+  // registry says so).
+  if (job.device.kind == DeviceKind::cuda && !filter_)
+    for (std::size_t g = 1; g < job.device.gpus.size(); ++g) {
+      auto& readers = gpu_readers_.emplace_back();
+      for (int i = 0; i < 4; ++i) readers.push_back(open_stack(options.input));
+    }
   start_ = std::chrono::steady_clock::now();
   check_outputs();
 }
@@ -145,9 +154,28 @@ SequenceResult SofiCumulantJob::run(const SequenceJob& job, std::int64_t begin, 
                                   std::string label) const {
   const auto t0 = std::chrono::steady_clock::now();
   SequenceResult r{job, {}, {}, 0};
-  auto engine = make_sofi_engine(job_.device, problem_, chunk_ + problem_.max_lag);
-  r.acc = run_sofi(problem_, *engine, input_for(job.sequence, begin, end, std::move(label)));
-  r.engine = engine->name();
+  const SofiRunInput input = input_for(job.sequence, begin, end, std::move(label));
+  if (gpu_readers_.empty()) {
+    auto engine = make_sofi_engine(job_.device, problem_, chunk_ + problem_.max_lag);
+    r.acc = run_sofi(problem_, *engine, input);
+    r.engine = engine->name();
+  } else {  // one engine per GPU, the range split between them
+    const auto engines = make_sofi_engines(job_.device, problem_, chunk_ + problem_.max_lag);
+    std::vector<SofiEngine*> parts;
+    std::vector<SofiRunInput> inputs{input};
+    for (std::size_t g = 0; g < engines.size(); ++g) {
+      parts.push_back(engines[g].get());
+      r.engine += (g ? " + " : "") + engines[g]->name();
+      if (g == 0) continue;
+      SofiRunInput in = input;
+      const auto& readers = gpu_readers_[g - 1];
+      in.reader = readers.front().get();
+      in.extra_readers.clear();
+      for (std::size_t i = 1; i < readers.size(); ++i) in.extra_readers.push_back(readers[i].get());
+      inputs.push_back(std::move(in));
+    }
+    r.acc = run_sofi_split(problem_, parts, inputs);
+  }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

@@ -87,6 +87,7 @@ class SofiCumulantJob {
   std::unique_ptr<SmreRunner> pre_runner_;
   FrameFilter filter_;
   std::vector<std::unique_ptr<StackReader>> extra_;
+  std::vector<std::vector<std::unique_ptr<StackReader>>> gpu_readers_;  // cuda:all: GPU g's readers at g - 1
   std::chrono::steady_clock::time_point start_;
 };
 

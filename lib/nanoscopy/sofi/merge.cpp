@@ -76,8 +76,7 @@ SofiAccumulation unpack_accumulation(const SofiProblem& problem, std::span<const
   return acc;
 }
 
-void close_open_blocks(const SofiProblem& problem, const SofiBlocks& blocks, SofiAccumulation& acc, const std::string& source,
-                       int threads) {
+void finish_complete_blocks(const SofiProblem& problem, const SofiBlocks& blocks, SofiAccumulation& acc, int threads) {
   std::sort(acc.open.begin(), acc.open.end(), [](const BlockSums& a, const BlockSums& b) { return a.block < b.block; });
   std::vector<BlockSums> still_open;
   for (auto& block : acc.open) {
@@ -91,6 +90,11 @@ void close_open_blocks(const SofiProblem& problem, const SofiBlocks& blocks, Sof
     }
   }
   acc.open = std::move(still_open);
+}
+
+void close_open_blocks(const SofiProblem& problem, const SofiBlocks& blocks, SofiAccumulation& acc, const std::string& source,
+                       int threads) {
+  finish_complete_blocks(problem, blocks, acc, threads);
   if (!acc.open.empty()) {
     const auto& b = acc.open.front();
     throw InputError(source, "block " + std::to_string(b.block) + " (frames " + std::to_string(blocks.begin(b.block)) +

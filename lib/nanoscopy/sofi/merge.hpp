@@ -15,6 +15,10 @@ namespace nanoscopy {
 // `source` names the part for errors (two parts disagreeing on a block's first frame).
 void merge_accumulation(SofiAccumulation& total, SofiAccumulation&& part, const std::string& source);
 
+// Finishes every open block that is now complete (all its frames and tuples)
+// and leaves the others open.
+void finish_complete_blocks(const SofiProblem& problem, const SofiBlocks& blocks, SofiAccumulation& acc, int threads);
+
 // Finishes every open block that is now complete; InputError naming `source`
 // when a block is still incomplete (a missing frame range).
 void close_open_blocks(const SofiProblem& problem, const SofiBlocks& blocks, SofiAccumulation& acc, const std::string& source,
