@@ -94,6 +94,15 @@ class PicassoRawReader final : public StackReader {
   PicassoRawReader(const PicassoRawReader&) = delete;
   PicassoRawReader& operator=(const PicassoRawReader&) = delete;
 
+  // The same open file through a second descriptor (pread keeps no shared offset).
+  std::unique_ptr<StackReader> another_reader() const override {
+    const int fd = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0)
+      throw InputError(info_.path, std::string("cannot open the movie for another reading thread: ") +
+                                       std::strerror(errno));
+    return std::make_unique<PicassoRawReader>(info_, fd, swap_);
+  }
+
   void read_raw(std::int64_t first, std::int64_t count, void* dst) override {
     const std::string where = info_.path + ", frame " + std::to_string(first);
     if (first < 0 || count < 0 || first + count > info_.frames)
