@@ -39,10 +39,12 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
   // Frames as read: the raw uint16 pixels when the stack is uint16 (the
   // localizer filters them as float and fits uint16 ROIs), else float32; in the
   // localizer's own host memory (page-locked for CUDA: uploaded as is), read up
-  // to two chunks ahead while this one is detected and fitted.
+  // to two chunks ahead while this one is detected and fitted, each chunk
+  // decoded by several threads (reading, not fitting, bounds a GPU run).
   FrameSourceOptions source_options;
   source_options.type = chunk_type;
   source_options.prefetch = 2;
+  source_options.read_threads = settings.read_threads;
   source_options.allocate = [&](std::size_t bytes) { return localizer.allocate_host(bytes); };
   FrameSource source(reader, range, settings.chunk_frames, std::move(source_options));
 

@@ -50,6 +50,7 @@ SofiCumulantJob::SofiCumulantJob(const SofiCliOptions& options, ToolContext& ctx
   const Params& p = ctx.params;
   block_ = p.get_int("SOFI/block");
   chunk_ = p.get_int("Input/chunk frames");
+  read_threads_ = static_cast<int>(p.get_int("Input/read threads"));
   pre_ = p.get_string("SOFI/pre smre");
   post_ = p.get_string("SOFI/post smre");
   split_ = p.get_string("SOFI/split");
@@ -60,11 +61,9 @@ SofiCumulantJob::SofiCumulantJob(const SofiCliOptions& options, ToolContext& ctx
   correction_settings_.drift.max_drift_px = p.get_real("SOFI/max drift");
   correction_settings_.bleach = parse_bleach_correction(p.get_string("SOFI/bleach correction"));
   correction_settings_.quiet = ctx.quiet;
+  correction_settings_.read_threads = read_threads_;
   if (correction_settings_.undrift) (void)sofi_drift_geometry(info_.width, info_.height, correction_settings_.drift);
   make_filter();
-  // The GPU engine outruns one reading thread: read each chunk with four.
-  if (job.device.kind == DeviceKind::cuda && !filter_)
-    for (int i = 0; i < 3; ++i) extra_.push_back(open_stack(options.input));
   start_ = std::chrono::steady_clock::now();
   check_outputs();
 }
@@ -129,7 +128,7 @@ SofiRunInput SofiCumulantJob::input_for(FrameSequence sequence, std::int64_t beg
                                       std::string label) const {
   SofiRunInput in;
   in.reader = &reader_;
-  for (auto& r : extra_) in.extra_readers.push_back(r.get());
+  in.read_threads = read_threads_;
   in.sequence = sequence;
   in.begin = begin;
   in.end = end;
