@@ -7,6 +7,7 @@
 // scattered strips) is decoded by libtiff, opened on a view of the file
 // whose header points at that page's IFD.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <tiffio.h>
 #include <unistd.h>
 
@@ -109,6 +110,20 @@ class PosixFile {
 
   u64 size() const { return size_; }
   int fd() const { return fd_; }
+
+  // The same file through a descriptor of its own: the kernel keeps read-ahead
+  // per open file, and threads reading different parts of a cold file through
+  // one descriptor spoil each other's. Refuses a file replaced since (another
+  // inode under the name); keeps the size the page index was checked against.
+  std::shared_ptr<const PosixFile> reopened() const {
+    auto again = std::make_shared<PosixFile>(path_);
+    struct stat mine {}, theirs {};
+    if (::fstat(fd_, &mine) != 0 || ::fstat(again->fd_, &theirs) != 0 || mine.st_dev != theirs.st_dev ||
+        mine.st_ino != theirs.st_ino)
+      throw InputError(path_, "the file was replaced while it was being read");
+    again->size_ = size_;
+    return again;
+  }
 
   // Reads exactly n bytes at offset; false if the file ends first. Throws on an I/O error.
   bool read_at(u64 offset, std::size_t n, void* dst) const {
@@ -311,11 +326,11 @@ class TiffStackReader final : public StackReader {
     index();
   }
 
-  // another_reader(): the same open file (pread is safe from several threads)
-  // and page index, with its own libtiff state.
+  // another_reader(): the same file (a descriptor of its own) and page index,
+  // with its own libtiff state.
   struct SameStack {};
   TiffStackReader(const TiffStackReader& other, SameStack)
-      : file_(other.file_), big_(other.big_), swap_(other.swap_), index_(other.index_) {
+      : file_(other.file_->reopened()), big_(other.big_), swap_(other.swap_), index_(other.index_) {
     info_ = other.info_;
   }
 
@@ -844,7 +859,7 @@ class TiffStackReader final : public StackReader {
     }
   }
 
-  std::shared_ptr<const PosixFile> file_;  // shared with the readers of another_reader()
+  std::shared_ptr<const PosixFile> file_;
   WindowCache cache_{*file_};
   bool big_ = false;
   bool swap_ = false;
