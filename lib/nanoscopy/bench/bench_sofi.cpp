@@ -370,6 +370,7 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
       const SofiProblem problem = problem_of(n, n, orders);
       auto reader = open_stack(path);
       std::vector<double> times, streaming;
+      const bool with_balanced = balanced;  // a structured binding: not captured by clang before C++20's fix
       // One run: end-to-end seconds, and the streaming seconds after set-up.
       auto run_once = [&](double& streaming_s) {
         const auto t = clock_type::now();
@@ -383,7 +384,7 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
         in.block = std::min<std::int64_t>(500, frames);
         in.quiet = true;
         const SofiImages images = finish_images(problem, run_sofi(problem, *engine, in).finished);
-        if (balanced) {
+        if (with_balanced) {
           BalancedSettings settings;
           settings.psf_sigma = 2.0;
           balance_sofi(problem, images, settings,
