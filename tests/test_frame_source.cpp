@@ -8,7 +8,9 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,10 +24,12 @@ using namespace nanoscopy;
 namespace {
 
 // A uint16 stack in memory: pixel i of frame t is t * 100 + i. Counts the frames
-// read and fails on frame `bad` the way a file reader does.
+// read (by it and the readers another_reader() made) and the threads that read,
+// and fails on frame `bad` the way a file reader does.
 class CountingStack final : public StackReader {
  public:
-  CountingStack(std::int64_t frames, std::int64_t w, std::int64_t h, std::int64_t bad = -1) : bad_(bad) {
+  CountingStack(std::int64_t frames, std::int64_t w, std::int64_t h, std::int64_t bad = -1)
+      : tally_(std::make_shared<Tally>()), bad_(bad) {
     info_.frames = frames;
     info_.width = w;
     info_.height = h;
@@ -33,18 +37,36 @@ class CountingStack final : public StackReader {
     info_.path = "memory.tif";
   }
   void read_raw(std::int64_t first, std::int64_t count, void* dst) override {
+    {
+      std::lock_guard lock(tally_->mutex);
+      tally_->threads.insert(std::this_thread::get_id());
+    }
     if (bad_ >= first && bad_ < first + count)
       throw InputError(info_.path, "frame " + std::to_string(bad_) + ": cannot decode the strip");
     auto* out = static_cast<std::uint16_t*>(dst);
     const std::int64_t n = info_.pixels_per_frame();
     for (std::int64_t t = 0; t < count; ++t)
       for (std::int64_t i = 0; i < n; ++i) out[t * n + i] = value(first + t, i);
-    frames_read += count;
+    tally_->frames += count;
+  }
+  std::unique_ptr<StackReader> another_reader() const override {
+    return std::unique_ptr<StackReader>(new CountingStack(*this));  // the copy constructor is private
   }
   static std::uint16_t value(std::int64_t t, std::int64_t i) { return static_cast<std::uint16_t>(t * 100 + i); }
-  std::atomic<std::int64_t> frames_read{0};
+  std::int64_t frames_read() const { return tally_->frames; }
+  std::size_t reading_threads() const {
+    std::lock_guard lock(tally_->mutex);
+    return tally_->threads.size();
+  }
 
  private:
+  struct Tally {
+    std::atomic<std::int64_t> frames{0};
+    mutable std::mutex mutex;
+    std::set<std::thread::id> threads;
+  };
+  CountingStack(const CountingStack& other) : StackReader(other), tally_(other.tally_), bad_(other.bad_) {}
+  std::shared_ptr<Tally> tally_;  // shared with the readers another_reader() made
   std::int64_t bad_;
 };
 
@@ -74,13 +96,16 @@ std::vector<Seen> walk(FrameSource& source, CountingStack& stack, PixelType type
 }  // namespace
 
 TEST_CASE("frame source: chunks in order, the last one short, u16 kept and f32 converted") {
-  for (const int prefetch : {0, 1, 3}) {
+  for (const int prefetch : {0, 1, 3})
+    for (const int threads : {1, 2, 4})
     for (const PixelType type : {PixelType::u16, PixelType::f32}) {
       CAPTURE(prefetch);
+      CAPTURE(threads);
       CountingStack stack(23, 3, 2);
       FrameSourceOptions o;
       o.type = type;
       o.prefetch = prefetch;
+      o.read_threads = threads;
       FrameSource source(stack, {2, 21}, 5, o);
       const auto seen = walk(source, stack, type);
       REQUIRE(seen.size() == 4);
@@ -89,12 +114,12 @@ TEST_CASE("frame source: chunks in order, the last one short, u16 kept and f32 c
       CHECK(seen[2].first == 12);
       CHECK(seen[3].first == 17);
       CHECK(seen[3].count == 4);  // 2..20: 5 + 5 + 5 + 4
-      CHECK(stack.frames_read == 19);
+      CHECK(stack.frames_read() == 19);
       CHECK(source.read_seconds() >= 0);
       FrameChunk c;
       CHECK_FALSE(source.next(c));  // stays at the end
+      CHECK(source.read_threads() == std::min(threads, 2));  // chunks of 5 frames: two frames a reader at least
     }
-  }
 }
 
 TEST_CASE("frame source: an empty range gives no chunk; uint16 only from a uint16 stack") {
@@ -102,7 +127,7 @@ TEST_CASE("frame source: an empty range gives no chunk; uint16 only from a uint1
   FrameSource source(stack, {3, 3}, 8);
   FrameChunk c;
   CHECK_FALSE(source.next(c));
-  CHECK(stack.frames_read == 0);
+  CHECK(stack.frames_read() == 0);
 
   struct FloatStack final : StackReader {
     FloatStack() { info_.frames = 1, info_.width = info_.height = 1, info_.type = PixelType::f32; }
@@ -114,11 +139,14 @@ TEST_CASE("frame source: an empty range gives no chunk; uint16 only from a uint1
 }
 
 TEST_CASE("frame source: a read error reaches the consumer after the chunks before it, type and message kept") {
-  for (const int prefetch : {0, 2}) {
+  for (const int prefetch : {0, 2})
+  for (const int threads : {1, 2}) {
     CAPTURE(prefetch);
+    CAPTURE(threads);
     CountingStack stack(40, 2, 2, 13);
     FrameSourceOptions o;
     o.prefetch = prefetch;
+    o.read_threads = threads;
     FrameSource source(stack, {0, 40}, 4, o);
     FrameChunk c;
     std::vector<std::int64_t> firsts;
@@ -139,6 +167,7 @@ TEST_CASE("frame source: the reader runs at most `prefetch` chunks ahead") {
   std::atomic<int> buffers{0};
   FrameSourceOptions o;
   o.prefetch = 2;
+  o.read_threads = 3;
   o.allocate = [&](std::size_t bytes) {
     ++buffers;
     return allocate_plain_host(bytes);
@@ -150,8 +179,8 @@ TEST_CASE("frame source: the reader runs at most `prefetch` chunks ahead") {
     REQUIRE(source.next(c));
     // Give the reader time to run as far ahead as it may.
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
-    CHECK(stack.frames_read <= (k + 1 + 2) * 10);
-    CHECK(stack.frames_read >= (k + 1) * 10);
+    CHECK(stack.frames_read() <= (k + 1 + 2) * 10);
+    CHECK(stack.frames_read() >= (k + 1) * 10);
   }
   CHECK(buffers == 3);
 }  // leaving with chunks unread: the destructor stops the reader
@@ -159,40 +188,63 @@ TEST_CASE("frame source: the reader runs at most `prefetch` chunks ahead") {
 TEST_CASE("frame reader: parallel readers and a frame step read the same frames") {
   for (const std::int64_t step : {1, 2, 3}) {
     CAPTURE(step);
-    CountingStack main(60, 3, 3), a(60, 3, 3), b(60, 3, 3), c(60, 3, 3);
+    CountingStack single(60, 3, 3), parallel(60, 3, 3);
     const std::int64_t count = 17, first = 4, n = 9;
     std::vector<std::uint16_t> one(static_cast<std::size_t>(count * n)), four(one.size());
-    FrameReader(main, {}, step).read(first, count, PixelType::u16, one.data());
-    FrameReader(main, {&a, &b, &c}, step).read(first, count, PixelType::u16, four.data());
+    FrameReader(single, 1, step).read(first, count, PixelType::u16, one.data());
+    FrameReader four_readers(parallel, 4, step);
+    CHECK(four_readers.threads() == 4);
+    four_readers.read(first, count, PixelType::u16, four.data());
     CHECK(one == four);
-    CHECK(a.frames_read > 0);  // each extra reader took a part
-    CHECK(c.frames_read > 0);
+    CHECK(single.reading_threads() == 1);
+    CHECK(parallel.reading_threads() == 4);  // each reader took a part, in its own thread
     for (std::int64_t j = 0; j < count; ++j) CHECK(one[static_cast<std::size_t>(j * n + 5)] == CountingStack::value(first + j * step, 5));
     std::vector<float> f(one.size());
-    FrameReader(main, {&a, &b, &c}, step).read(first, count, PixelType::f32, f.data());
+    four_readers.read(first, count, PixelType::f32, f.data());  // the same workers, a second span
     for (std::size_t i = 0; i < f.size(); ++i) REQUIRE(f[i] == static_cast<float>(one[i]));
+    // Too few frames for four parts: read by the caller alone.
+    four_readers.read(first, 7, PixelType::u16, four.data());
+    CHECK(std::equal(four.begin(), four.begin() + 7 * n, one.begin()));
   }
-  // An error in one part reaches the caller with its message.
-  CountingStack main(60, 2, 2), broken(60, 2, 2, 30);
+  // An error in one part reaches the caller with its message, the lowest frame's first.
+  CountingStack broken(60, 2, 2, 30);
   std::vector<std::uint16_t> dst(40 * 4);
-  CHECK_THROWS_WITH_AS(FrameReader(main, {&broken}).read(0, 40, PixelType::u16, dst.data()),
+  FrameReader reader(broken, 2);
+  CHECK_THROWS_WITH_AS(reader.read(0, 40, PixelType::u16, dst.data()),
                        doctest::Contains("frame 30: cannot decode the strip"), InputError);
+  reader.read(0, 20, PixelType::u16, dst.data());  // the workers still serve the next span
+  CHECK(dst[19 * 4] == CountingStack::value(19, 0));
 }
 
-TEST_CASE("sofi through the frame reader: extra readers and odd/even sequences give bit-identical sums") {
+TEST_CASE("frame reader: a format without a second reader reads alone; 0 threads means auto") {
+  struct OneReader final : StackReader {
+    OneReader() { info_.frames = 8, info_.width = info_.height = 2, info_.type = PixelType::u16; }
+    void read_raw(std::int64_t, std::int64_t count, void* dst) override {
+      std::fill_n(static_cast<std::uint16_t*>(dst), count * 4, std::uint16_t{7});
+    }
+  } one;
+  CHECK(FrameReader(one, 4).threads() == 1);
+  CHECK(resolve_read_threads(3) == 3);
+  CHECK(resolve_read_threads(0) >= 1);
+  CHECK(resolve_read_threads(0) <= 4);
+  CountingStack stack(8, 2, 2);
+  CHECK(FrameReader(stack, 0).threads() == resolve_read_threads(0));
+}
+
+TEST_CASE("sofi through the frame reader: four read threads and odd/even sequences give bit-identical sums") {
   // A uint16 stack of 6x5 frames whose values vary in time and space.
   const std::int64_t frames = 120;
-  CountingStack main(frames, 6, 5), a(frames, 6, 5), b(frames, 6, 5), c(frames, 6, 5);
+  CountingStack main(frames, 6, 5);
   SofiProblemOptions options;
   options.orders = {2, 3};
   const SofiProblem plan = make_sofi_problem(6, 5, options);
   for (const std::int64_t step : {1, 2}) {
     CAPTURE(step);
-    auto run = [&](std::vector<StackReader*> extra) {
+    auto run = [&](int threads) {
       auto engine = make_cpu_sofi_engine(plan, 16 + plan.max_lag, 1);
       SofiRunInput in;
       in.reader = &main;
-      in.extra_readers = std::move(extra);
+      in.read_threads = threads;
       in.sequence = {1, step, (frames - 1) / step};
       in.begin = 3;  // blocks cut by the range edges too
       in.end = in.sequence.count - 2;
@@ -200,8 +252,8 @@ TEST_CASE("sofi through the frame reader: extra readers and odd/even sequences g
       in.quiet = true;
       return run_sofi(plan, *engine, in);
     };
-    const SofiAccumulation one = run({}), four = run({&a, &b, &c});
-    CHECK(a.frames_read > 0);
+    const SofiAccumulation one = run(1), four = run(4);
+    CHECK(main.reading_threads() >= 4);  // the test's thread and three workers
     CHECK(one.finished.blocks == four.finished.blocks);
     CHECK(one.finished.frames == four.finished.frames);
     CHECK(one.finished.planes == four.finished.planes);

@@ -8,6 +8,7 @@
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -23,6 +24,8 @@
 #include "nanoscopy/loc/pipeline.hpp"
 #include "nanoscopy/sim/movie.hpp"
 #include "nanoscopy/bench/bench_common.hpp"
+#include "nanoscopy/bench/page_cache.hpp"
+#include "nanoscopy/bench/read_alone.hpp"
 
 namespace nanoscopy {
 namespace {
@@ -72,15 +75,22 @@ void write_stack(const LocalizeBenchOptions& o, const MovieSettings& movie, cons
   writer->close();
 }
 
-// Reads every frame with read_raw in chunks; returns seconds.
-double time_read(const fs::path& stack, std::int64_t chunk_frames) {
-  auto reader = open_stack(stack.string());
-  const StackInfo& info = reader->info();
-  std::vector<std::uint16_t> buffer(static_cast<std::size_t>(chunk_frames * info.pixels_per_frame()));
-  const auto t0 = Clock::now();
-  for (std::int64_t f = 0; f < info.frames; f += chunk_frames)
-    reader->read_raw(f, std::min(chunk_frames, info.frames - f), buffer.data());
-  return seconds_since(t0);
+// The pipeline's own reading alone (run_localization's FrameSource: uint16,
+// two chunks ahead), with `threads` read threads; best of three passes.
+TimedPasses time_read(const fs::path& stack, std::int64_t chunk_frames, int threads, bool cold, int* used) {
+  return best_of_passes(stack.string(), cold, 3, [&] {
+    return time_frame_source(stack.string(), chunk_frames, PixelType::u16, 2, threads, used);
+  });
+}
+
+json read_entry(const TimedPasses& t, std::int64_t frames, double file_mb, int threads) {
+  json entry{{"seconds", t.seconds},
+             {"frames_per_s", static_cast<double>(frames) / t.seconds},
+             {"mb_per_s", file_mb / t.seconds},
+             {"threads", threads},
+             {"cache", t.cache}};
+  if (!t.drop_method.empty()) entry["drop_method"] = t.drop_method, entry["resident_after"] = t.resident_after;
+  return entry;
 }
 
 std::string fmt(double v, int precision = 3) {
@@ -101,6 +111,13 @@ void add_localize_bench_options(CLI::App& cmd, LocalizeBenchOptions& o) {
   cmd.add_option("--memory-frames", o.memory_frames, "frames for the localizer-alone timing (in host memory)")
       ->default_val(o.memory_frames);
   cmd.add_option("--devices", o.devices, "devices to measure (default: cpu and every GPU)")->delimiter(',');
+  cmd.add_option("--read-threads", o.read_threads,
+                 "the pipeline's read threads (Input/read threads; 0: auto); reading alone is timed with 1 and these")
+      ->default_val(o.read_threads)
+      ->check(CLI::Range(0, 64));
+  cmd.add_flag("--cold", o.cold,
+               "also time reading alone and the pipeline from a cold file: its cached pages dropped before each "
+               "timed pass (posix_fadvise; drop_caches too as root)");
   cmd.add_option("--dir", o.dir, "where to write the test stack and outputs (created when missing; default: system temp dir)");
   cmd.add_option("--json", o.json, "write every cell, the machine and the parameters as JSON")->type_name("FILE");
 }
@@ -128,10 +145,17 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
   write_stack(o, movie, tree.path, stack);
   const double write_s = seconds_since(t_write);
 
-  // (a) the read alone, page cache warm: one untimed pass first, then the best of three.
-  time_read(stack, o.chunk_frames);
-  double read_s = 1e300;
-  for (int r = 0; r < 3; ++r) read_s = std::min(read_s, time_read(stack, o.chunk_frames));
+  // (a) the read alone as the pipeline reads, one thread and N: page cache
+  // warm (one untimed pass first, then the best of three), and cold.
+  int threads = 1;
+  const TimedPasses read_1 = time_read(stack, o.chunk_frames, 1, false, nullptr);
+  const TimedPasses read_n = time_read(stack, o.chunk_frames, o.read_threads, false, &threads);
+  const double read_s = read_n.seconds;
+  std::optional<TimedPasses> cold_1, cold_n;
+  if (o.cold) {
+    cold_1 = time_read(stack, o.chunk_frames, 1, true, nullptr);
+    cold_n = time_read(stack, o.chunk_frames, o.read_threads, true, nullptr);
+  }
   const double file_mb = static_cast<double>(fs::file_size(stack)) / 1e6;
 
   PipelineSettings settings;
@@ -152,14 +176,20 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
                        {"on_fraction", movie.on_fraction},
                        {"unique_frames", movie.frames},
                        {"chunk_frames", o.chunk_frames},
+                       {"read_threads", threads},
+                       {"cold", o.cold},
                        {"memory_frames", std::min(o.memory_frames, o.frames)},
                        {"box", settings.detect.box},
                        {"threshold", settings.detect.threshold},
                        {"seed", seed}};
   doc["stack"] = {{"file_mb", file_mb}, {"write_s", write_s}};
-  doc["read_only"] = {{"seconds", read_s},
-                      {"frames_per_s", static_cast<double>(o.frames) / read_s},
-                      {"mb_per_s", file_mb / read_s}};
+  // read_only: what the pipeline is compared with (its own reading, N threads, warm).
+  doc["read_only"] = read_entry(read_n, o.frames, file_mb, threads);
+  doc["read_only_1_thread"] = read_entry(read_1, o.frames, file_mb, 1);
+  if (o.cold)
+    doc["read_cold"] = {{"threads_1", read_entry(*cold_1, o.frames, file_mb, 1)},
+                        {"threads_n", read_entry(*cold_n, o.frames, file_mb, threads)}};
+  settings.read_threads = o.read_threads;
   doc["cells"] = json::array();
 
   for (const auto& dev : devices) {
@@ -203,21 +233,41 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
       localize_s = seconds_since(t1);
     }
 
-    // (b) the whole pipeline to a Picasso HDF5 file.
+    // (b) the whole pipeline to a Picasso HDF5 file, from the page cache (a
+    // read pass first: a cold pass before may have emptied it), then cold.
     const LocWriterContext wctx = writer_context(info, settings.camera);
     const fs::path output = tree.path / ("locs_" + std::to_string(doc["cells"].size()) + ".hdf5");
-    const auto t0 = Clock::now();
-    auto writer = create_localization_writer(output.string(), "", wctx);
-    const auto pipeline_localizers =
-        make_localize_engines(dev.device, LocalizeSettings{settings.detect, settings.fit, settings.regions});
-    std::vector<LocalizeEngine*> localizers;
-    for (const auto& l : pipeline_localizers) localizers.push_back(l.get());
-    const PipelineSummary summary =
-        run_localization(*reader, FrameRange::Resolved{0, info.frames}, localizers, settings,
-                         [&](std::span<const Localization> locs) { writer->append(locs); });
-    writer->finish();
-    const double pipeline_s = seconds_since(t0);
-    const std::int64_t written = writer->counts().written;
+    std::int64_t written = 0;
+    auto run_pipeline = [&](double& seconds) {
+      const auto t0 = Clock::now();
+      auto writer = create_localization_writer(output.string(), "", wctx);
+      const auto pipeline_localizers =
+          make_localize_engines(dev.device, LocalizeSettings{settings.detect, settings.fit, settings.regions});
+      std::vector<LocalizeEngine*> localizers;
+      for (const auto& l : pipeline_localizers) localizers.push_back(l.get());
+      const PipelineSummary s =
+          run_localization(*reader, FrameRange::Resolved{0, info.frames}, localizers, settings,
+                           [&](std::span<const Localization> locs) { writer->append(locs); });
+      writer->finish();
+      seconds = seconds_since(t0);
+      written = writer->counts().written;
+      return s;
+    };
+    time_frame_source(stack.string(), o.chunk_frames, PixelType::u16, 2, o.read_threads);
+    double pipeline_s = 0;
+    const PipelineSummary summary = run_pipeline(pipeline_s);
+    json cold_cell;
+    if (o.cold) {
+      const CacheDrop drop = drop_file_cache(stack.string());
+      double cold_s = 0;
+      const PipelineSummary cold = run_pipeline(cold_s);
+      cold_cell = {{"pipeline_s", cold_s},
+                   {"frames_per_s", static_cast<double>(cold.frames) / cold_s},
+                   {"reader_thread_s", cold.read_seconds},
+                   {"pipeline_over_read", cold_s / cold_n->seconds},
+                   {"drop_method", drop.method},
+                   {"resident_after", drop.resident_after}};
+    }
 
     json cell = {{"device", dev.label},
                  // The GPUs a cuda:all row used ("cuda:all (0,1)"), else the engine's own name.
@@ -234,6 +284,7 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
                  {"frames_per_s", static_cast<double>(summary.frames) / pipeline_s},
                  {"localizations_per_s", static_cast<double>(summary.localizations) / pipeline_s},
                  {"pipeline_over_read", pipeline_s / read_s},
+                 {"read_threads", threads},
                  {"memory_frames", mem_frames},
                  {"memory_candidates", mem_candidates},
                  {"localize_only_s", localize_s},
@@ -253,17 +304,29 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
       cell["speedup_vs_one_gpu"] = 1.0;
       cell["localize_only_speedup_vs_one_gpu"] = 1.0;
     }
+    if (o.cold) cell["cold"] = cold_cell;
     doc["cells"].push_back(cell);
     std::error_code ec;
     fs::remove(output, ec);
     fs::remove(fs::path(output).replace_extension(".yaml"), ec);  // the .hdf5's sidecar (Picasso's name)
   }
 
+  const auto read_line = [&](const TimedPasses& one, const TimedPasses& n) {
+    const auto rate = [&](const TimedPasses& t) {
+      return fmt(static_cast<double>(o.frames) / t.seconds, 4) + " frames/s (" + fmt(file_mb / t.seconds, 4) +
+             " MB/s)";
+    };
+    return "1 thread " + rate(one) + ", " + std::to_string(threads) + " threads " + rate(n);
+  };
   out << "## fit2d end to end: " << o.frames << " frames of " << o.size << "x" << o.size << " uint16, ~" << o.spots
-      << " spots/frame, chunks of " << o.chunk_frames << "\n\n"
-      << "Read alone (page cache warm, read_raw): " << fmt(read_s) << " s = "
-      << fmt(static_cast<double>(o.frames) / read_s, 4) << " frames/s, " << fmt(file_mb / read_s, 4) << " MB/s\n\n"
-      << "| device | candidates | localizations | pipeline s | frames/s | locs/s | pipeline / read | reader thread s "
+      << " spots/frame, chunks of " << o.chunk_frames << ", " << threads << " read threads\n\n"
+      << "Read alone as the pipeline reads (FrameSource, 2 chunks ahead), page cache warm: " << read_line(read_1, read_n)
+      << "\n";
+  if (o.cold)
+    out << "Read alone, cold file (" << cold_n->drop_method << "; at most "
+        << fmt(100 * std::max(cold_1->resident_after, cold_n->resident_after)) << " % of it still cached): "
+        << read_line(*cold_1, *cold_n) << "\n";
+  out << "\n| device | candidates | localizations | pipeline s | frames/s | locs/s | pipeline / read | reader thread s "
          "| localizer alone frames/s | localizer setup s | × one GPU (pipeline, alone) |\n"
       << "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& c : doc["cells"])
@@ -276,6 +339,16 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
                                                    fmt(c["localize_only_speedup_vs_one_gpu"].get<double>())
                                              : std::string("–"))
         << " |\n";
+  if (o.cold) {
+    out << "\nCold file (its cached pages dropped before the pass):\n\n"
+        << "| device | pipeline s | frames/s | read alone frames/s (" << threads << " threads) | pipeline / read |\n"
+        << "|---|---|---|---|---|\n";
+    for (const auto& c : doc["cells"])
+      out << "| " << c["device_name"].get<std::string>() << " | " << fmt(c["cold"]["pipeline_s"].get<double>()) << " | "
+          << fmt(c["cold"]["frames_per_s"].get<double>(), 4) << " | "
+          << fmt(static_cast<double>(o.frames) / cold_n->seconds, 4) << " | "
+          << fmt(c["cold"]["pipeline_over_read"].get<double>()) << " |\n";
+  }
   out << "\nMachine: " << doc["machine"]["cpu"].get<std::string>() << " (" << doc["machine"]["cpu_threads"]
       << " threads)";
   for (const auto& g : doc["machine"]["gpus"]) out << "; GPU " << g["index"] << ": " << g["name"].get<std::string>();

@@ -1,8 +1,9 @@
 // `bench localize`: fit2d end to end. Simulates a uint16 TIFF stack, then
-// times (a) reading it alone (page cache warm) and, per device, (b) the whole
-// pipeline (read → detect → fit → filter → Picasso HDF5) and (c) the
-// localizer alone on frames already in host memory. Markdown on stdout, JSON
-// on request.
+// times (a) reading it alone as the pipeline reads it (its FrameSource, with
+// one and with N read threads) and, per device, (b) the whole pipeline (read →
+// detect → fit → filter → Picasso HDF5) and (c) the localizer alone on frames
+// already in host memory; (a) and (b) from the page cache and, with --cold,
+// from a cold file too. Markdown on stdout, JSON on request.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -22,6 +23,8 @@ struct LocalizeBenchOptions {
   std::int64_t chunk_frames = 256;     // the pipeline's chunk
   std::int64_t memory_frames = 2560;   // frames for the localizer-alone timing (c)
   std::vector<std::string> devices;    // empty: cpu and every GPU
+  int read_threads = 0;                // the pipeline's Input/read threads (0: auto)
+  bool cold = false;                   // also time (a) and (b) with the file's cached pages dropped first
   std::string dir;                     // for the stack and the outputs (default: system temp dir)
   std::string json;
 };

@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <optional>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -26,6 +27,8 @@
 #include "nanoscopy/sofi/runner.hpp"
 #include "nanoscopy/sofi/split_run.hpp"
 #include "nanoscopy/bench/bench_common.hpp"
+#include "nanoscopy/bench/page_cache.hpp"
+#include "nanoscopy/bench/read_alone.hpp"
 #include "nanoscopy/bench/sofi_truth.hpp"
 #include "nanoscopy/sofi/balanced.hpp"
 #include "nanoscopy/sofi/cli.hpp"
@@ -310,20 +313,18 @@ void write_speed_stack(const std::string& path, std::int64_t frames, std::int64_
   writer->close();
 }
 
-double read_rate(const std::string& path, int threads) {
-  std::vector<std::unique_ptr<StackReader>> readers;
-  for (int i = 0; i < threads; ++i) readers.push_back(open_stack(path));
-  const StackInfo info = readers[0]->info();
-  const auto t = clock_type::now();
-  std::vector<std::thread> pool;
-  for (int i = 0; i < threads; ++i)
-    pool.emplace_back([&, i] {
-      std::vector<unsigned char> buffer(static_cast<std::size_t>(64 * info.bytes_per_frame()));
-      const std::int64_t lo = info.frames * i / threads, hi = info.frames * (i + 1) / threads;
-      for (std::int64_t c = lo; c < hi; c += 64) readers[static_cast<std::size_t>(i)]->read_raw(c, std::min<std::int64_t>(64, hi - c), buffer.data());
-    });
-  for (auto& th : pool) th.join();
-  return static_cast<double>(info.frames) / since(t);
+// Reading alone as sofi reads (FrameReader, chunks of 256 frames, `threads`
+// readers), frames/s: best of three passes, warm or cold (read_alone.hpp).
+struct ReadRate {
+  double frames_per_s = 0;
+  int threads = 1;
+  TimedPasses passes;
+};
+ReadRate read_rate(const std::string& path, std::int64_t frames, int threads, bool cold) {
+  ReadRate r;
+  r.passes = best_of_passes(path, cold, 3, [&] { return time_frame_reader(path, 256, threads, &r.threads); });
+  r.frames_per_s = static_cast<double>(frames) / r.passes.seconds;
+  return r;
 }
 
 json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, const fs::path& dir, std::uint64_t seed,
@@ -333,13 +334,32 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
   write_speed_stack(path, o.speed_frames, n, seed);
   json result;
   const double bytes_per_frame = static_cast<double>(n * n * 2);
-  read_rate(path, 4);  // into the page cache
-  const double read1 = read_rate(path, 1), read4 = read_rate(path, 4);
-  out << "\nSOFI speed: " << n << "x" << n << " uint16 frames from a TIFF in the page cache (" << o.speed_frames
-      << " frames, " << std::fixed << std::setprecision(2) << bytes_per_frame * static_cast<double>(o.speed_frames) / 1e9
-      << " GB); reading alone: " << std::setprecision(0) << read1 << " frames/s (1 thread), " << read4
-      << " frames/s (4 threads)\n";
-  result["read_frames_per_s"] = {{"threads_1", read1}, {"threads_4", read4}};
+  const ReadRate read1 = read_rate(path, o.speed_frames, 1, false);
+  const ReadRate readn = read_rate(path, o.speed_frames, o.read_threads, false);
+  const ReadRate read4 = readn.threads == 4 ? readn : read_rate(path, o.speed_frames, 4, false);
+  out << "\nSOFI speed: " << n << "x" << n << " uint16 frames from a TIFF (" << o.speed_frames << " frames, "
+      << std::fixed << std::setprecision(2) << bytes_per_frame * static_cast<double>(o.speed_frames) / 1e9
+      << " GB), sofi reading with " << readn.threads << " threads\n  reading alone as sofi reads (FrameReader), page cache warm: "
+      << std::setprecision(0) << read1.frames_per_s << " frames/s (1 thread), " << readn.frames_per_s << " frames/s ("
+      << readn.threads << " threads)\n";
+  result["read_frames_per_s"] = {{"threads_1", read1.frames_per_s},
+                                 {"threads_4", read4.frames_per_s},
+                                 {"threads_n", readn.frames_per_s}};
+  result["read_threads"] = readn.threads;
+  std::optional<ReadRate> cold1, coldn;
+  if (o.cold) {
+    cold1 = read_rate(path, o.speed_frames, 1, true);
+    coldn = read_rate(path, o.speed_frames, o.read_threads, true);
+    out << "  reading alone, cold file (" << coldn->passes.drop_method << "; at most " << std::setprecision(1)
+        << 100 * std::max(cold1->passes.resident_after, coldn->passes.resident_after) << " % still cached): "
+        << std::setprecision(0) << cold1->frames_per_s << " frames/s (1 thread), " << coldn->frames_per_s
+        << " frames/s (" << coldn->threads << " threads)\n";
+    result["read_cold_frames_per_s"] = {{"threads_1", cold1->frames_per_s},
+                                       {"threads_n", coldn->frames_per_s},
+                                       {"drop_method", coldn->passes.drop_method},
+                                       {"resident_after", std::max(cold1->passes.resident_after,
+                                                                   coldn->passes.resident_after)}};
+  }
   json rows = json::array();
   for (const auto& dev : devices) {
     const bool gpu = dev.device.kind == DeviceKind::cuda;
@@ -350,23 +370,25 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
     };
     for (const auto& [orders, balanced] : {Config{{2}, false}, Config{{2, 3, 4}, false}, Config{{2, 3, 4}, true}}) {
       const SofiProblem problem = problem_of(n, n, orders);
-      // Four readers per GPU (one on the CPU); cuda:all splits the frames between its GPUs (sofi/split_run.hpp).
+      // One reader per GPU (its FrameReader adds the decoding threads); cuda:all splits the frames between its
+      // GPUs (sofi/split_run.hpp).
       const std::size_t engines_n = gpu ? dev.device.gpus.size() : 1;
       std::vector<std::unique_ptr<StackReader>> readers;
-      for (std::size_t i = 0; i < (gpu ? 4 : 1) * engines_n; ++i) readers.push_back(open_stack(path));
+      for (std::size_t i = 0; i < engines_n; ++i) readers.push_back(open_stack(path));
       std::vector<double> times, streaming;
-      for (int r = 0; r < std::max(1, std::min(repeats, 3)); ++r) {
+      const bool with_balanced = balanced;  // a structured binding: not captured by clang before C++20's fix
+      // One run: end-to-end seconds, and the streaming seconds after set-up.
+      auto run_once = [&](double& streaming_s) {
         const auto t = clock_type::now();
         const auto engines = make_sofi_engines(dev.device, problem, 256 + problem.max_lag);
         const double setup = since(t);  // pinned buffers and device sums: paid once per run
         std::vector<SofiEngine*> parts;
         std::vector<SofiRunInput> inputs;
-        const std::size_t per_engine = readers.size() / engines.size();
         for (std::size_t g = 0; g < engines.size(); ++g) {
           parts.push_back(engines[g].get());
           SofiRunInput in;
-          in.reader = readers[g * per_engine].get();
-          for (std::size_t i = 1; i < per_engine; ++i) in.extra_readers.push_back(readers[g * per_engine + i].get());
+          in.reader = readers[g].get();
+          in.read_threads = o.read_threads;
           in.sequence = {0, 1, frames};
           in.end = frames;
           in.block = std::min<std::int64_t>(500, frames);
@@ -374,15 +396,22 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
           inputs.push_back(std::move(in));
         }
         const SofiImages images = finish_images(problem, run_sofi_split(problem, parts, inputs).finished);
-        if (balanced) {
+        if (with_balanced) {
           BalancedSettings settings;
           settings.psf_sigma = 2.0;
           balance_sofi(problem, images, settings,
                        richardson_lucy_deconvolver(settings.psf_sigma, kBalancedRlIterations,
                                                    make_deconvolve_engine(dev.device)));
         }
-        times.push_back(since(t));
-        streaming.push_back(times.back() - setup);
+        const double seconds = since(t);
+        streaming_s = seconds - setup;
+        return seconds;
+      };
+      if (o.cold) time_frame_reader(path, 256, o.read_threads);  // back into the page cache after a cold pass
+      for (int r = 0; r < std::max(1, std::min(repeats, 3)); ++r) {
+        double streaming_s = 0;
+        times.push_back(run_once(streaming_s));
+        streaming.push_back(streaming_s);
       }
       const double fps = static_cast<double>(frames) / median(times);
       const double stream_fps = static_cast<double>(frames) / median(streaming);
@@ -395,18 +424,34 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
             speedup = fps / r["frames_per_s"].get<double>();
             break;
           }
+      // pipeline / read: the run's seconds over reading the same frames alone (N threads, same cache state).
+      const double over_read = readn.frames_per_s / fps;
       out << "  " << std::left << std::setw(8) << dev.label << std::setw(15) << label << std::right << " end to end "
           << std::setw(9) << std::setprecision(0) << fps << " frames/s (" << std::setprecision(2)
           << fps * bytes_per_frame / 1e9 << " GB/s of pixels, " << frames << " frames); streaming after set-up "
-          << std::setprecision(0) << stream_fps << " frames/s";
+          << std::setprecision(0) << stream_fps << " frames/s; pipeline / read " << std::setprecision(2) << over_read;
       if (dev.device.gpus.size() > 1) out << "; " << device_label(dev.device);
       if (speedup && dev.device.gpus.size() > 1) out << ", " << std::setprecision(2) << *speedup << "x one GPU";
       out << "\n";
       json row{{"device", dev.label}, {"device_name", device_label(dev.device)},
                {"gpus", gpu ? dev.device.gpus.size() : 0}, {"orders", orders}, {"frames", frames},
                {"frames_per_s", fps}, {"streaming_frames_per_s", stream_fps}, {"mode", "end-to-end"},
-               {"balanced", balanced}};
+               {"balanced", balanced}, {"read_threads", readn.threads}, {"pipeline_over_read", over_read},
+               {"streaming_over_read", readn.frames_per_s / stream_fps}};
       if (speedup) row["speedup_vs_one_gpu"] = *speedup;
+      if (o.cold) {
+        const CacheDrop drop = drop_file_cache(path);
+        double cold_streaming = 0;
+        const double cold_fps = static_cast<double>(frames) / run_once(cold_streaming);
+        out << "  " << std::left << std::setw(8) << dev.label << std::setw(15) << label << std::right << " cold file  "
+            << std::setw(9) << std::setprecision(0) << cold_fps << " frames/s; pipeline / read " << std::setprecision(2)
+            << coldn->frames_per_s / cold_fps << "\n";
+        row["cold"] = {{"frames_per_s", cold_fps},
+                       {"streaming_frames_per_s", static_cast<double>(frames) / cold_streaming},
+                       {"pipeline_over_read", coldn->frames_per_s / cold_fps},
+                       {"drop_method", drop.method},
+                       {"resident_after", drop.resident_after}};
+      }
       if (gpu && !balanced && dev.device.gpus.size() == 1) {  // the kernels alone: one GPU's
         const std::int64_t resident = 2000;
         if (auto timing = time_device_resident_sofi(dev.device, problem, resident, std::max(repeats, 3))) {
@@ -451,6 +496,13 @@ void add_sofi_bench_options(CLI::App& cmd, SofiBenchOptions& o) {
   cmd.add_flag("--skip-smre", o.skip_smre, "quality: leave out SOFI2(SMRE) and SMRE(SOFI2) (SMRE on every frame "
                                            "takes minutes on a CPU)");
   cmd.add_flag("--keep-stack", o.keep_stack, "keep the speed test stack (bench_sofi_speed.tif in --dir)");
+  cmd.add_option("--read-threads", o.read_threads,
+                 "speed: sofi's read threads (Input/read threads; 0: auto); reading alone is timed with 1 and these")
+      ->default_val(o.read_threads)
+      ->check(CLI::Range(0, 64));
+  cmd.add_flag("--cold", o.cold,
+               "speed: also from a cold file, its cached pages dropped before each timed pass (posix_fadvise; "
+               "drop_caches too as root)");
   cmd.add_option("--images", o.images, "write the SOFI images (TIFF and PNG) to this directory")->type_name("DIR");
   cmd.add_option("--json", o.json, "also write the results as JSON")->type_name("FILE");
 }

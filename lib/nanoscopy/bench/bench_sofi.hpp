@@ -8,8 +8,9 @@
 //    brightness, PSF sigma / 2), which ranks the images, and with its own ideal.
 //  - speed: frames/s of orders 2 and 2-4, and of balanced SOFI (orders 2-4 and
 //    the deconvolution on the same device), from a 512x512 uint16 TIFF in the
-//    page cache (end to end, every device), reading alone for scale, and with
-//    the frames already on the GPU the kernels' bandwidth against the nominal peak.
+//    page cache (end to end, every device) and with --cold from a cold file,
+//    reading alone as sofi reads (1 and N threads) for scale, and with the
+//    frames already on the GPU the kernels' bandwidth against the nominal peak.
 // A table on stdout and JSON; the images as TIFF and PNG with --images.
 #pragma once
 
@@ -42,6 +43,8 @@ struct SofiBenchOptions {
   bool skip_quality = false, skip_speed = false;
   bool skip_smre = false;        // quality without the two SMRE rows
   bool keep_stack = false;        // leave the speed stack in --dir (to time the sofi CLI on it)
+  int read_threads = 0;           // speed: sofi's Input/read threads (0: auto)
+  bool cold = false;              // speed: also from a cold file (its cached pages dropped before each pass)
   std::string images;
   std::string json;
 };

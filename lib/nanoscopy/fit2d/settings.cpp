@@ -218,6 +218,7 @@ Fit2dSetup fit2d_setup(const Params& p, const StackInfo& info, const std::string
   settings.filter = {p.get_real("Filter/min sigma"), p.get_real("Filter/max sigma"), p.get_real("Filter/min photons"),
                      p.get_real("Filter/max precision")};
   settings.chunk_frames = p.get_int("Input/chunk frames");
+  settings.read_threads = static_cast<int>(p.get_int("Input/read threads"));
   if (!regions_file.empty()) settings.regions = parse_regions(regions_file, info.width, info.height);
   settings.quiet = quiet;
   return setup;

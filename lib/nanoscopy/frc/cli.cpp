@@ -77,7 +77,7 @@ ImagePair read_two_images(const std::string& first, const std::string& second, s
 
 // One stack: even vs odd frames, or first vs second half, summed while streaming.
 ImagePair split_stack(const std::string& path, const std::string& split, const FrameRange& frames,
-                      std::int64_t chunk_frames, FrcReport& report) {
+                      std::int64_t chunk_frames, int read_threads, FrcReport& report) {
   auto reader = open_stack(path);
   const StackInfo& info = reader->info();
   const auto range = frames.resolve(info.frames, info.path);
@@ -96,7 +96,9 @@ ImagePair split_stack(const std::string& path, const std::string& split, const F
   const bool odd_even = split == "odd-even";
   const std::int64_t half = range.first + count / 2;
   std::int64_t in_a = 0, in_b = 0;
-  FrameSource source(*reader, range, chunk_frames);
+  FrameSourceOptions source_options;
+  source_options.read_threads = read_threads;
+  FrameSource source(*reader, range, chunk_frames, std::move(source_options));
   FrameChunk chunk;
   while (source.next(chunk)) {
     for (std::int64_t f = 0; f < chunk.count; ++f) {
@@ -302,7 +304,8 @@ ImagePair pick_images(const FrcCliOptions& options, ToolContext& ctx, FrcReport&
   }
   if (split != "none") {
     if (page_given) throw UsageError("--page", "picks a page in two-image mode; --split uses the frames (--frames)");
-    return split_stack(in[0], split, ctx.frames, p.get_int("Input/chunk frames"), report);
+    return split_stack(in[0], split, ctx.frames, p.get_int("Input/chunk frames"),
+                       static_cast<int>(p.get_int("Input/read threads")), report);
   }
   if (looks_like_localizations(in[0])) return render_localizations(in[0], p, ctx.frames, report);
   throw UsageError("command line", "one image stack needs --split odd-even|halves (or give two images: frc A.tif B.tif)");

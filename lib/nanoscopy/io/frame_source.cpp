@@ -6,59 +6,16 @@
 
 namespace nanoscopy {
 
-FrameReader::FrameReader(StackReader& reader, std::vector<StackReader*> extra_readers, std::int64_t step)
-    : reader_(reader), extra_(std::move(extra_readers)), step_(step) {
-  if (step_ < 1) throw std::logic_error("FrameReader: step must be at least 1");
+namespace {
+
+// Two frames a reader at least (FrameReader's own rule for a span): a short
+// range or small chunks need no threads that would never get a part.
+int useful_read_threads(int requested, FrameRange::Resolved range, std::int64_t chunk_frames) {
+  const std::int64_t frames = std::max<std::int64_t>(1, std::min(chunk_frames, range.count()));
+  return static_cast<int>(std::clamp<std::int64_t>(frames / 2, 1, resolve_read_threads(requested)));
 }
 
-void FrameReader::read_part(StackReader& reader, std::int64_t first, std::int64_t count, PixelType type, void* dst) {
-  const std::int64_t pixels = reader.info().pixels_per_frame();
-  const bool u16 = type == PixelType::u16;
-  auto read = [&](std::int64_t frame, std::int64_t n, std::int64_t offset_frames) {
-    if (u16)
-      reader.read_raw(frame, n, static_cast<std::uint16_t*>(dst) + offset_frames * pixels);
-    else
-      reader.read_float(frame, n, static_cast<float*>(dst) + offset_frames * pixels);
-  };
-  if (step_ == 1) return read(first, count, 0);
-  for (std::int64_t j = 0; j < count; ++j) read(first + j * step_, 1, j);  // not contiguous in the file
-}
-
-void FrameReader::read(std::int64_t first, std::int64_t count, PixelType type, void* dst) {
-  if (type != PixelType::u16 && type != PixelType::f32)
-    throw std::logic_error("FrameReader reads uint16 or float32 frames");
-  if (type == PixelType::u16 && reader_.info().type != PixelType::u16)
-    throw std::logic_error("FrameReader: uint16 frames from a stack that is not uint16");
-  const auto parts = static_cast<std::int64_t>(extra_.size()) + 1;
-  // Below two frames a part, threads cost more than they win.
-  if (parts == 1 || count < 2 * parts) return read_part(reader_, first, count, type, dst);
-  const std::size_t frame_bytes =
-      static_cast<std::size_t>(reader_.info().pixels_per_frame()) * (type == PixelType::u16 ? 2 : 4);
-  // Part i: frames [count * i / parts, count * (i + 1) / parts) of the span, by reader i.
-  auto part = [&](std::int64_t i, StackReader& r) {
-    const std::int64_t lo = count * i / parts, hi = count * (i + 1) / parts;
-    read_part(r, first + lo * step_, hi - lo, type,
-              static_cast<unsigned char*>(dst) + static_cast<std::size_t>(lo) * frame_bytes);
-  };
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(parts));
-  std::vector<std::thread> threads;
-  for (std::int64_t i = 1; i < parts; ++i)
-    threads.emplace_back([&, i] {
-      try {
-        part(i, *extra_[static_cast<std::size_t>(i - 1)]);
-      } catch (...) {
-        errors[static_cast<std::size_t>(i)] = std::current_exception();
-      }
-    });
-  try {
-    part(0, reader_);
-  } catch (...) {
-    errors[0] = std::current_exception();
-  }
-  for (auto& t : threads) t.join();
-  for (auto& e : errors)  // the first part's error first: the lowest frame that failed
-    if (e) std::rethrow_exception(e);
-}
+}  // namespace
 
 std::span<const float> FrameChunk::floats() const {
   if (type != PixelType::f32) throw std::logic_error("FrameChunk::floats on a chunk that is not float32");
@@ -67,7 +24,7 @@ std::span<const float> FrameChunk::floats() const {
 
 FrameSource::FrameSource(StackReader& reader, FrameRange::Resolved range, std::int64_t chunk_frames,
                          FrameSourceOptions options)
-    : reader_(reader, options.extra_readers),
+    : reader_(reader, useful_read_threads(options.read_threads, range, std::max<std::int64_t>(1, chunk_frames))),
       range_(range),
       chunk_frames_(std::max<std::int64_t>(1, chunk_frames)),
       options_(std::move(options)),

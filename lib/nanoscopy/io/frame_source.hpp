@@ -2,20 +2,21 @@
 // frc, the stack scan): one place that knows the pixel type a consumer wants,
 // whose memory the frames land in, and how reading overlaps the work.
 //
-// FrameReader reads a span of frames into the caller's memory, split over
-// several readers of the same stack in parallel threads when it has them: one
-// thread reads a TIFF from the page cache at 6.3 GB/s, four at 15.5 GB/s
-// (docs/benchmarks.md, sofi speed), and the sofi GPU engine consumes more than
-// one can read. sofi reads straight into its engine's rotating pinned buffers:
-// they already overlap reading the next chunk with the GPU's work on this one,
-// and a buffer of the source's own would cost a copy of every frame.
-//
 // FrameSource walks a frame range in chunks, in order. A reader thread reads
 // the next chunks into buffers from the consumer's allocator (page-locked ones
 // from a CUDA engine) while the consumer works on the current one; it runs at
 // most `prefetch` chunks ahead, so memory is prefetch + 1 chunks whatever the
-// stack length. A read error reaches the consumer, in its thread, after the
-// chunks read before it, as the exception the reader threw.
+// stack length. Each chunk is decoded by `read_threads` readers of the stack
+// in parallel (FrameReader, frame_reader.hpp), every one taking a share of its
+// frames. Splitting a chunk, rather than reading several chunks at once, keeps
+// memory at prefetch + 1 chunks whatever the threads, keeps the order without
+// any reordering, and brings the first chunk sooner. A read error reaches the
+// consumer, in its thread, after the chunks read before it, as the exception
+// the reader threw (naming file and frame).
+//
+// sofi reads with a FrameReader straight into its engine's rotating pinned
+// buffers: they already overlap reading the next chunk with the GPU's work on
+// this one, and a buffer of the source's own would cost a copy of every frame.
 #pragma once
 
 #include <condition_variable>
@@ -30,32 +31,11 @@
 
 #include "nanoscopy/core/frame_range.hpp"
 #include "nanoscopy/core/host_buffer.hpp"
+#include "nanoscopy/io/frame_reader.hpp"
 #include "nanoscopy/io/pixel_type.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 
 namespace nanoscopy {
-
-class FrameReader {
- public:
-  // `extra_readers`: more readers of the same stack, opened separately (a
-  // StackReader is not thread-safe). `step`: a span of n frames from `first` is
-  // stack frames first, first + step, ..., first + (n - 1) * step.
-  explicit FrameReader(StackReader& reader, std::vector<StackReader*> extra_readers = {}, std::int64_t step = 1);
-
-  const StackInfo& info() const { return reader_.info(); }
-
-  // Reads `count` frames from stack frame `first` into `dst` as `type`: u16
-  // (the file's own values; only from a uint16 stack) or f32 (converted).
-  // Throws what the stack reader throws (InputError naming file and frame).
-  void read(std::int64_t first, std::int64_t count, PixelType type, void* dst);
-
- private:
-  void read_part(StackReader& reader, std::int64_t first, std::int64_t count, PixelType type, void* dst);
-
-  StackReader& reader_;
-  std::vector<StackReader*> extra_;
-  std::int64_t step_;
-};
 
 struct FrameChunk {
   std::int64_t first = 0;  // stack frame of the chunk's first frame
@@ -73,7 +53,9 @@ struct FrameSourceOptions {
   int prefetch = 1;                 // chunks read ahead by the reader thread; 0: read in next(), no thread
   // Chunk memory (bytes); empty: plain host memory.
   std::function<HostBuffer(std::size_t)> allocate;
-  std::vector<StackReader*> extra_readers;  // parallel reads of each chunk (FrameReader)
+  // Readers that decode each chunk in parallel (0: auto, resolve_read_threads);
+  // never more than half the chunk's frames, and one for HDF5.
+  int read_threads = 0;
   // Chunks the consumer holds at once (> 1 needs prefetch > 0): a chunk's pixels
   // stay valid until `hold` more next() calls, which hand buffers back oldest
   // first (fit2d's pipeline keeps chunks in flight on every GPU: loc/localize_dispatch.hpp).
@@ -96,6 +78,8 @@ class FrameSource {
 
   // Seconds spent reading (decode + convert) so far, in the reader thread or in next().
   double read_seconds() const;
+  // The readers decoding each chunk (FrameSourceOptions::read_threads as resolved).
+  int read_threads() const { return reader_.threads(); }
 
  private:
   struct Filled {

@@ -247,6 +247,11 @@ h5::Id dataset_access_for(hid_t file, const std::string& name) {
   return dapl;
 }
 
+// One reader per stack, whatever the read threads (no another_reader()): an
+// HDF5 library built without thread safety must not be entered from two
+// threads at all, and a thread-safe build (H5is_library_threadsafe; Debian's
+// serial build says yes) holds one global lock over every call, H5Dread and
+// its decompression filters included, so a second thread would only wait.
 class Hdf5StackReader final : public StackReader {
  public:
   Hdf5StackReader(StackInfo info, std::string dataset_name, h5::Id file, h5::Id dataset, hid_t memory_type, int rank)

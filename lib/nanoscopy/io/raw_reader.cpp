@@ -2,6 +2,7 @@
 // the same stem beside them (Width, Height, Frames, Data Type as a numpy name,
 // Byte Order '<' or '>'). Frames are read with pread at their offsets.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
@@ -93,6 +94,22 @@ class PicassoRawReader final : public StackReader {
   ~PicassoRawReader() override { ::close(fd_); }
   PicassoRawReader(const PicassoRawReader&) = delete;
   PicassoRawReader& operator=(const PicassoRawReader&) = delete;
+
+  // The same file opened again: the kernel keeps read-ahead per open file, and
+  // threads reading different parts of a cold file through one descriptor (or
+  // a dup of it) spoil each other's. Refuses a file replaced since.
+  std::unique_ptr<StackReader> another_reader() const override {
+    const int fd = ::open(info_.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      throw InputError(info_.path, std::string("cannot open the movie for another reading thread: ") +
+                                       std::strerror(errno));
+    auto reader = std::make_unique<PicassoRawReader>(info_, fd, swap_);
+    struct stat mine {}, theirs {};
+    if (::fstat(fd_, &mine) != 0 || ::fstat(fd, &theirs) != 0 || mine.st_dev != theirs.st_dev ||
+        mine.st_ino != theirs.st_ino)
+      throw InputError(info_.path, "the movie was replaced while it was being read");
+    return reader;
+  }
 
   void read_raw(std::int64_t first, std::int64_t count, void* dst) override {
     const std::string where = info_.path + ", frame " + std::to_string(first);

@@ -58,6 +58,15 @@ class StackReader {
   // Same, converted to float32 (dst holds count * pixels_per_frame() floats).
   void read_float(std::int64_t first, std::int64_t count, float* dst);
 
+  // A second reader of the same stack for another thread (this one is not
+  // thread-safe), sharing what opening learnt: the TIFF page index (re-walking
+  // a chain of a million IFDs would cost seconds), the metadata; the file is
+  // opened again (a descriptor, and read-ahead, of its own), and refused if it
+  // was replaced since. nullptr where a second thread would gain nothing: HDF5 (see
+  // hdf5_reader.cpp) and one-frame PNGs. Called from the thread that owns this
+  // reader; the new one may then be used in any one thread.
+  virtual std::unique_ptr<StackReader> another_reader() const { return nullptr; }
+
   // Attaches the movie's metadata file (open_stack does, for every format); its
   // Pixelsize fills in a pixel size the image file itself does not give.
   void attach_metadata(const std::string& yaml_path);

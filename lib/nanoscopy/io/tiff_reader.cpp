@@ -7,6 +7,7 @@
 // scattered strips) is decoded by libtiff, opened on a view of the file
 // whose header points at that page's IFD.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <tiffio.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -110,6 +112,20 @@ class PosixFile {
 
   u64 size() const { return size_; }
   int fd() const { return fd_; }
+
+  // The same file through a descriptor of its own: the kernel keeps read-ahead
+  // per open file, and threads reading different parts of a cold file through
+  // one descriptor spoil each other's. Refuses a file replaced since (another
+  // inode under the name); keeps the size the page index was checked against.
+  std::shared_ptr<const PosixFile> reopened() const {
+    auto again = std::make_shared<PosixFile>(path_);
+    struct stat mine {}, theirs {};
+    if (::fstat(fd_, &mine) != 0 || ::fstat(again->fd_, &theirs) != 0 || mine.st_dev != theirs.st_dev ||
+        mine.st_ino != theirs.st_ino)
+      throw InputError(path_, "the file was replaced while it was being read");
+    again->size_ = size_;
+    return again;
+  }
 
   // Reads exactly n bytes at offset; false if the file ends first. Throws on an I/O error.
   bool read_at(u64 offset, std::size_t n, void* dst) const {
@@ -309,13 +325,27 @@ struct TiffCloser {
 
 class TiffStackReader final : public TiffStack {
  public:
-  explicit TiffStackReader(const std::string& path) : file_(path) {
+  explicit TiffStackReader(const std::string& path) : file_(std::make_shared<const PosixFile>(path)) {
     info_.path = path;
     index();
   }
 
   const std::string& description() const override { return description_; }
   const std::string& micromanager_json() const override { return micromanager_json_; }
+
+  // another_reader(): the same file (a descriptor of its own) and page index,
+  // with its own libtiff state.
+  struct SameStack {};
+  TiffStackReader(const TiffStackReader& other, SameStack)
+      : file_(other.file_->reopened()), big_(other.big_), swap_(other.swap_), index_(other.index_) {
+    info_ = other.info_;
+    description_ = other.description_;
+    micromanager_json_ = other.micromanager_json_;
+  }
+
+  std::unique_ptr<StackReader> another_reader() const override {
+    return std::make_unique<TiffStackReader>(*this, SameStack{});
+  }
 
   void read_raw(std::int64_t first, std::int64_t count, void* dst) override {
     if (first < 0 || count < 0 || first > info_.frames || count > info_.frames - first)
@@ -337,9 +367,16 @@ class TiffStackReader final : public TiffStack {
              frames_[static_cast<std::size_t>(first + i + run)].data == f.data + static_cast<u64>(run) * bpf)
         ++run;
       u8* target = out + static_cast<u64>(i) * bpf;
-      if (!file_.read_at(f.data, static_cast<std::size_t>(static_cast<u64>(run) * bpf), target))
-        throw InputError(
-            info_.path, frame_text(first + i, run) + ": the pixel data lies past the end of the file (truncated file)");
+      if (!file_->read_at(f.data, static_cast<std::size_t>(static_cast<u64>(run) * bpf), target)) {
+        // The file shrank after it was opened: name the first frame it no longer holds whole.
+        std::int64_t whole = 0;
+        while (whole < run && file_->read_at(f.data + static_cast<u64>(whole) * bpf, static_cast<std::size_t>(bpf),
+                                              target + static_cast<u64>(whole) * bpf))
+          ++whole;
+        if (whole < run)
+          throw InputError(info_.path, frame_text(first + i + whole, 1) +
+                                           ": the pixel data lies past the end of the file (truncated file)");
+      }
       if (swap_) byte_swap(target, static_cast<u64>(run) * bpf);
       i += run;
     }
@@ -423,7 +460,7 @@ class TiffStackReader final : public TiffStack {
     if (size == 0)
       fail("page " + std::to_string(page) + ": the " + name + " field has an unknown type (" + std::to_string(e.type) +
            "); the file is corrupt");
-    if (e.count > file_.size() / size + 1)
+    if (e.count > file_->size() / size + 1)
       fail("page " + std::to_string(page) + ": the " + name + " field claims " + std::to_string(e.count) +
            " values, more than the file holds; the file is corrupt or truncated");
     const u64 bytes = size * e.count;
@@ -460,9 +497,9 @@ class TiffStackReader final : public TiffStack {
       const u64 offset = get_offset(e.value);
       const std::string past_end =
           "page " + std::to_string(page) + ": the " + name + " lies past the end of the file (truncated file)";
-      if (offset > file_.size() || bytes > file_.size() - offset) fail(past_end);
+      if (offset > file_->size() || bytes > file_->size() - offset) fail(past_end);
       s.resize(static_cast<std::size_t>(bytes));
-      if (!file_.read_at(offset, s.size(), s.data())) fail(past_end);
+      if (!file_->read_at(offset, s.size(), s.data())) fail(past_end);
     }
     const auto nul = s.find('\0');
     if (nul != std::string::npos) s.resize(nul);
@@ -482,7 +519,7 @@ class TiffStackReader final : public TiffStack {
     const u8* p = cache_.get(offset, count_size);
     if (!p)
       fail("page " + std::to_string(page) + ": its IFD offset " + std::to_string(offset) +
-           " lies past the end of the file (" + std::to_string(file_.size()) +
+           " lies past the end of the file (" + std::to_string(file_->size()) +
            " bytes): the file is truncated or its IFD chain is corrupt");
     const u64 n = big_ ? get64(p) : get16(p);
     if (n == 0 || n > 65535)
@@ -618,15 +655,15 @@ class TiffStackReader final : public TiffStack {
   }
 
   void check_inside(u64 offset, u64 bytes, u64 page) const {
-    if (offset > file_.size() || bytes > file_.size() - offset)
+    if (offset > file_->size() || bytes > file_->size() - offset)
       fail("page " + std::to_string(page) + ": its pixel data (" + std::to_string(bytes) + " bytes at offset " +
-           std::to_string(offset) + ") lies past the end of the file (" + std::to_string(file_.size()) +
+           std::to_string(offset) + ") lies past the end of the file (" + std::to_string(file_->size()) +
            " bytes): the file is truncated");
   }
 
   void index() {
     u8 header[16] = {};
-    if (file_.size() < 8 || !file_.read_at(0, 8, header)) fail("the file is too short to be a TIFF (truncated file)");
+    if (file_->size() < 8 || !file_->read_at(0, 8, header)) fail("the file is too short to be a TIFF (truncated file)");
     if (header[0] == 'I' && header[1] == 'I')
       swap_ = std::endian::native != std::endian::little;
     else if (header[0] == 'M' && header[1] == 'M')
@@ -636,7 +673,7 @@ class TiffStackReader final : public TiffStack {
     const u16 magic = get16(header + 2);
     if (magic == 43) {
       big_ = true;
-      if (file_.size() < 16 || !file_.read_at(0, 16, header)) fail("the BigTIFF header is truncated");
+      if (file_->size() < 16 || !file_->read_at(0, 16, header)) fail("the BigTIFF header is truncated");
       if (get16(header + 4) != 8) fail("unsupported BigTIFF offset size " + std::to_string(get16(header + 4)));
     } else if (magic != 42) {
       fail("not a TIFF file (bad magic number " + std::to_string(magic) + ")");
@@ -737,7 +774,7 @@ class TiffStackReader final : public TiffStack {
            " in a single compressed or tiled IFD is not supported");
     const auto bpf = static_cast<u64>(info_.bytes_per_frame());
     const u64 first = frames_[0].data;
-    const u64 available = (file_.size() - first) / bpf;
+    const u64 available = (file_->size() - first) / bpf;
     if (available < static_cast<u64>(images))
       fail("the ImageJ description announces " + std::to_string(images) +
            " images stored one after another, but the file holds only " + std::to_string(available) +
@@ -755,12 +792,12 @@ class TiffStackReader final : public TiffStack {
   TIFF* libtiff_at(u64 ifd) {
     if (tif_ && view_.ifd == ifd) return tif_.get();
     tif_.reset();
-    view_.fd = file_.fd();
-    view_.size = file_.size();
+    view_.fd = file_->fd();
+    view_.size = file_->size();
     view_.ifd = ifd;
     view_.position = 0;
     view_.header_size = big_ ? 16 : 8;
-    if (!file_.read_at(0, static_cast<std::size_t>(view_.header_size), view_.header))
+    if (!file_->read_at(0, static_cast<std::size_t>(view_.header_size), view_.header))
       fail("the TIFF header is truncated");
     u8* field = view_.header + (big_ ? 8 : 4);
     if (big_) {
@@ -842,12 +879,14 @@ class TiffStackReader final : public TiffStack {
     }
   }
 
-  PosixFile file_;
-  WindowCache cache_{file_};
+  std::shared_ptr<const PosixFile> file_;
+  WindowCache cache_{*file_};
   bool big_ = false;
   bool swap_ = false;
   std::vector<Entry> entries_;  // the IFD being parsed
-  std::vector<Frame> frames_;
+  // The page index: built by index(), then only read, by this reader and those of another_reader().
+  std::shared_ptr<std::vector<Frame>> index_ = std::make_shared<std::vector<Frame>>();
+  std::vector<Frame>& frames_ = *index_;
   LibtiffMessages messages_;
   PageView view_;
   std::unique_ptr<TIFF, TiffCloser> tif_;  // declared after view_, which it reads through

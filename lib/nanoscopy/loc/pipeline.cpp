@@ -52,11 +52,13 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
   // first localizer's host memory (page-locked for CUDA: uploaded as is; pinned
   // memory serves every GPU of the process), read up to two chunks ahead while
   // the engines detect and fit the chunks they hold: one engine one chunk, as
-  // before; several two each, so none waits while the oldest is finished.
+  // before; several two each, so none waits while the oldest is finished. Each
+  // chunk is decoded by several threads (reading, not fitting, bounds a GPU run).
   const int per_engine = localizers.size() > 1 ? 2 : 1;
   FrameSourceOptions source_options;
   source_options.type = chunk_type;
   source_options.prefetch = 2;
+  source_options.read_threads = settings.read_threads;
   source_options.hold = static_cast<int>(localizers.size()) * per_engine;
   source_options.allocate = [&](std::size_t bytes) { return localizer.allocate_host(bytes); };
   FrameSource source(reader, range, settings.chunk_frames, std::move(source_options));

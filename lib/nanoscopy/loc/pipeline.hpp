@@ -29,6 +29,7 @@ struct PipelineSettings {
   std::vector<Region> regions;  // only spots detected inside these (empty: everywhere)
   std::shared_ptr<const CameraMaps> camera_maps;  // sCMOS maps for wlsq/mle (LocalizeSettings), or null
   std::int64_t chunk_frames = 256;
+  int read_threads = 0;  // readers decoding each chunk (FrameSourceOptions::read_threads; 0: auto)
   bool quiet = false;
 };
 

@@ -58,7 +58,11 @@ SofiCorrections measure_sofi_corrections(StackReader& reader, FrameRange::Resolv
   std::int64_t block = 0, block_first = 0;
 
   Progress progress("sofi first pass", n, s.quiet);
-  FrameSource source(reader, range, 64, {PixelType::f32, 1, {}, {}});
+  FrameSourceOptions source_options;
+  source_options.type = PixelType::f32;
+  source_options.prefetch = 1;
+  source_options.read_threads = s.read_threads;
+  FrameSource source(reader, range, 64, std::move(source_options));
   for (FrameChunk chunk; source.next(chunk);) {
     const auto values = chunk.floats();
     for (std::int64_t j = 0; j < chunk.count; ++j) {

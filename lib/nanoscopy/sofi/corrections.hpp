@@ -40,6 +40,7 @@ struct SofiCorrectionSettings {
   SofiDriftSettings drift;
   BleachCorrection bleach = BleachCorrection::block;
   bool quiet = true;
+  int read_threads = 0;  // readers decoding each chunk of the first pass (0: auto)
   // Whether a first pass is needed at all.
   bool any() const { return undrift || bleach == BleachCorrection::exponential; }
 };

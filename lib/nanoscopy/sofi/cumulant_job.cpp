@@ -51,6 +51,7 @@ SofiCumulantJob::SofiCumulantJob(const SofiCliOptions& options, ToolContext& ctx
   const Params& p = ctx.params;
   block_ = p.get_int("SOFI/block");
   chunk_ = p.get_int("Input/chunk frames");
+  read_threads_ = static_cast<int>(p.get_int("Input/read threads"));
   pre_ = p.get_string("SOFI/pre smre");
   post_ = p.get_string("SOFI/post smre");
   split_ = p.get_string("SOFI/split");
@@ -61,19 +62,14 @@ SofiCumulantJob::SofiCumulantJob(const SofiCliOptions& options, ToolContext& ctx
   correction_settings_.drift.max_drift_px = p.get_real("SOFI/max drift");
   correction_settings_.bleach = parse_bleach_correction(p.get_string("SOFI/bleach correction"));
   correction_settings_.quiet = ctx.quiet;
+  correction_settings_.read_threads = read_threads_;
   if (correction_settings_.undrift) (void)sofi_drift_geometry(info_.width, info_.height, correction_settings_.drift);
   make_filter();
-  // The GPU engine outruns one reading thread: read each chunk with four.
+  // --device cuda:all: every further GPU sums its part of the range through a reader of its own (its
+  // FrameReader adds the decoding threads; split_run.hpp). --pre-smre's runner is one engine's: that run
+  // stays on the first GPU (the registry says so).
   if (job.device.kind == DeviceKind::cuda && !filter_)
-    for (int i = 0; i < 3; ++i) extra_.push_back(open_stack(options.input));
-  // --device cuda:all: every further GPU sums its part of the range with four readers of its own
-  // (split_run.hpp). --pre-smre's runner is one engine's: that run stays on the first GPU (the
-  // registry says so).
-  if (job.device.kind == DeviceKind::cuda && !filter_)
-    for (std::size_t g = 1; g < job.device.gpus.size(); ++g) {
-      auto& readers = gpu_readers_.emplace_back();
-      for (int i = 0; i < 4; ++i) readers.push_back(open_stack(options.input));
-    }
+    for (std::size_t g = 1; g < job.device.gpus.size(); ++g) gpu_readers_.push_back(open_stack(options.input));
   start_ = std::chrono::steady_clock::now();
   check_outputs();
 }
@@ -138,7 +134,7 @@ SofiRunInput SofiCumulantJob::input_for(FrameSequence sequence, std::int64_t beg
                                       std::string label) const {
   SofiRunInput in;
   in.reader = &reader_;
-  for (auto& r : extra_) in.extra_readers.push_back(r.get());
+  in.read_threads = read_threads_;
   in.sequence = sequence;
   in.begin = begin;
   in.end = end;
@@ -168,10 +164,7 @@ SequenceResult SofiCumulantJob::run(const SequenceJob& job, std::int64_t begin, 
       r.engine += (g ? " + " : "") + engines[g]->name();
       if (g == 0) continue;
       SofiRunInput in = input;
-      const auto& readers = gpu_readers_[g - 1];
-      in.reader = readers.front().get();
-      in.extra_readers.clear();
-      for (std::size_t i = 1; i < readers.size(); ++i) in.extra_readers.push_back(readers[i].get());
+      in.reader = gpu_readers_[g - 1].get();
       inputs.push_back(std::move(in));
     }
     r.acc = run_sofi_split(problem_, parts, inputs);

@@ -79,6 +79,7 @@ class SofiCumulantJob {
   const SofiProblemOptions& problem_options_;
   std::ostream& out_;
   std::int64_t block_ = 0, chunk_ = 0;
+  int read_threads_ = 0;  // Input/read threads
   std::string pre_, post_, split_, output_;
   double pixel_size_ = 0;
   BalancedOptions balanced_;
@@ -86,8 +87,7 @@ class SofiCumulantJob {
   std::optional<SofiCorrections> corrections_;  // after the first pass, when one is asked for
   std::unique_ptr<SmreRunner> pre_runner_;
   FrameFilter filter_;
-  std::vector<std::unique_ptr<StackReader>> extra_;
-  std::vector<std::vector<std::unique_ptr<StackReader>>> gpu_readers_;  // cuda:all: GPU g's readers at g - 1
+  std::vector<std::unique_ptr<StackReader>> gpu_readers_;  // cuda:all: GPU g's reader at g - 1
   std::chrono::steady_clock::time_point start_;
 };
 

@@ -59,8 +59,8 @@ SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const 
   const PixelType type = (info.type == PixelType::u16 && !in.filter) ? PixelType::u16 : PixelType::f32;
 
   // Straight into the engine's buffers (pinned on the GPU, where the engine
-  // overlaps their upload with its work), with the extra readers in parallel.
-  FrameReader frames_in(*in.reader, in.extra_readers, in.sequence.step);
+  // overlaps their upload with its work), each chunk decoded by several threads.
+  FrameReader frames_in(*in.reader, in.read_threads, in.sequence.step);
 
   SofiAccumulation acc;
   acc.finished.reset(problem);

@@ -57,10 +57,10 @@ using FrameFilter = std::function<void(std::span<float> frames, std::int64_t cou
 
 struct SofiRunInput {
   StackReader* reader = nullptr;
-  // More readers of the same stack (opened separately): a chunk of consecutive
-  // frames is then read by all of them in parallel threads (page-cache reads of
-  // one thread top out near 8 GB/s; the GPU engine consumes more).
-  std::vector<StackReader*> extra_readers;
+  // Readers that decode each chunk in parallel threads (FrameReader; 0: auto):
+  // page-cache reads of one thread top out near 8 GB/s, the GPU engine
+  // consumes more. The sums do not depend on it.
+  int read_threads = 0;
   FrameSequence sequence;
   std::int64_t begin = 0, end = 0;  // sequence range to accumulate
   std::int64_t block = 500;
