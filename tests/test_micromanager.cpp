@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/io/frame_reader.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "support/test_support.hpp"
 
@@ -200,6 +201,24 @@ TEST_CASE("a series read from its first file: every frame in acquisition order, 
   check_frames(*reader, 0, 9);
   check_frames(*reader, 2, 5);  // a read across two file boundaries
   check_frames(*reader, 8, 1);
+}
+
+TEST_CASE("a series decoded by several threads: each has its own reader of every file, the same frames") {
+  TempDir dir;
+  write_series(dir.path());
+  const auto reader = open_stack((dir / kNames[0]).string());
+  const auto other = reader->another_reader();
+  REQUIRE(other);
+  check_frames(*other, 0, 9);
+  FrameReader frames(*reader, 3);
+  CHECK(frames.threads() == 3);
+  std::vector<std::uint16_t> got(static_cast<std::size_t>(9 * kSide * kSide));
+  frames.read(0, 9, PixelType::u16, got.data());
+  for (int k = 0; k < 9; ++k) {
+    const Frame want = frame_of(k);
+    CAPTURE(k);
+    CHECK(std::equal(want.begin(), want.end(), got.begin() + static_cast<std::ptrdiff_t>(k * kSide * kSide)));
+  }
 }
 
 TEST_CASE("naming a later file reads the whole series, as Picasso does from the first") {

@@ -105,8 +105,23 @@ class SeriesReader final : public StackReader {
     }
   }
 
+  // Another reader of the whole series for a decoding thread (FrameReader): every member's own.
+  std::unique_ptr<StackReader> another_reader() const override {
+    auto copy = std::unique_ptr<SeriesReader>(new SeriesReader());
+    for (const auto& m : members_) {
+      auto other = m->another_reader();
+      if (!other) return nullptr;
+      copy->members_.push_back(std::move(other));
+    }
+    copy->starts_ = starts_;
+    copy->info_ = info_;
+    return copy;
+  }
+
  private:
-  std::vector<std::unique_ptr<TiffStack>> members_;
+  SeriesReader() = default;
+
+  std::vector<std::unique_ptr<StackReader>> members_;
   std::vector<std::int64_t> starts_;  // the series frame each file starts at; the last entry is the total
 };
 
