@@ -137,6 +137,11 @@ function(nanoscopy_cuda_generate_code archs out)
   if(real)
     list(SORT real COMPARE NATURAL)
     list(GET real 0 lowest)
+    # NANOSCOPY_CUDA_PTX_ARCH (a developer's knob): the PTX the SASS is assembled from, e.g. 75 with
+    # CMAKE_CUDA_ARCHITECTURES=90-real makes the fat build's sm_90 code in a one-architecture build.
+    if(NANOSCOPY_CUDA_PTX_ARCH AND NANOSCOPY_CUDA_PTX_ARCH LESS lowest)
+      set(lowest ${NANOSCOPY_CUDA_PTX_ARCH})
+    endif()
     set(codes "")
     foreach(r IN LISTS real)
       list(APPEND codes "sm_${r}")
