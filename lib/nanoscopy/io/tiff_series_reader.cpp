@@ -11,6 +11,7 @@
 #include <set>
 
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/progress.hpp"
 #include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/io/formats.hpp"
 #include "nanoscopy/io/micromanager_metadata.hpp"
@@ -38,7 +39,7 @@ void tell_series_read(const std::string& named, const std::string& first, std::s
   static std::mutex mutex;
   static std::set<std::string> told;
   const std::lock_guard lock(mutex);
-  if (!told.insert(named).second) return;
+  if (quiet() || !told.insert(named).second) return;
   const RunFiles* run = RunFiles::current();
   std::cerr << (run ? run->tool() + ": " : std::string()) << named << ": one file of a Micro-Manager series: reading the series of "
             << files << " files from " << first << " (" << frames << " frames, in acquisition order)\n";
