@@ -137,7 +137,6 @@ std::vector<Localization> link_sorted(const std::vector<Localization>& locs, con
     std::size_t loc, group;
   };
   std::vector<Pair> pairs;
-  std::vector<char> loc_taken;
   for (std::size_t begin = 0; begin < locs.size();) {
     const std::int64_t frame = locs[begin].frame;
     std::size_t end = begin;
@@ -171,15 +170,13 @@ std::vector<Localization> link_sorted(const std::vector<Localization>& locs, con
     }
     // Ties (equal distances) keep row order, so the result does not depend on the sort's implementation.
     std::stable_sort(pairs.begin(), pairs.end(), [](const Pair& a, const Pair& b) { return a.d < b.d; });
-    loc_taken.assign(end - begin, 0);
-    std::vector<std::size_t> chosen(end - begin, groups.size());
+    const std::size_t existing = groups.size();  // "no group": a localization that starts its own
+    std::vector<std::size_t> chosen(end - begin, existing);
     for (const Pair& p : pairs) {
-      if (loc_taken[p.loc - begin] || groups[p.group].last_frame == frame) continue;
-      loc_taken[p.loc - begin] = 1;
+      if (chosen[p.loc - begin] != existing || groups[p.group].last_frame == frame) continue;
       chosen[p.loc - begin] = p.group;
       groups[p.group].last_frame = frame;  // taken in this frame; set again by add()
     }
-    const std::size_t existing = groups.size();
     for (std::size_t i = begin; i < end; ++i)
       if (chosen[i - begin] != existing) extend_group(i, chosen[i - begin]);
     for (std::size_t i = begin; i < end; ++i)
