@@ -20,8 +20,6 @@ namespace nanoscopy::cuda::fit_launch {
 
 using namespace fit_detail;
 
-
-
 // Sum over the group's lanes (xor butterfly: every lane ends with the same bits).
 template <int G, typename T>
 __device__ __forceinline__ T group_sum(T v, unsigned mask) {
@@ -299,7 +297,30 @@ __device__ void lsq_crlb(const GroupEvaluator<G, M, T>& eval, FitResult& r, cons
   take_lsq_crlb(bound, a.photons_per_value, r);
 }
 
-template <typename Pixel, int G, class M, class T, class E>
+// Copies the block's ROIs of pixel type Pixel into shared memory as float: photons
+// for the per-pixel estimators (with the variance shifts after the pixels), raw
+// values for lsq. The pixel type is a uniform branch at run time, not a template
+// parameter of fit_kernel: that halves the kernels each architecture's ptxas
+// compiles (the fat build's longest steps) for a copy loop that costs nothing.
+template <typename Pixel, bool PerPixel, class T>
+__device__ __forceinline__ void stage_rois(const KernelArgs<T>& a, std::int64_t first, int fits_here, float* staged,
+                                           float* shifts) {
+  using real = T;
+  const int n = a.width * a.height;
+  const Pixel* src = static_cast<const Pixel*>(a.pixels) + first * n;
+  for (int i = threadIdx.x; i < fits_here * n; i += blockDim.x) {
+    const int f = i / n;
+    if constexpr (PerPixel) {
+      staged[f * a.pixel_stride + (i - f * n)] =
+          static_cast<float>((static_cast<real>(src[i]) - a.photon_offset) * a.photons_per_value);
+      if (a.variance_shift) shifts[f * a.pixel_stride + (i - f * n)] = a.variance_shift[first * n + i];
+    } else {
+      staged[f * a.pixel_stride + (i - f * n)] = static_cast<float>(src[i]);
+    }
+  }
+}
+
+template <int G, class M, class T, class E>
 __global__ void fit_kernel(KernelArgs<T> a, M model) {
   using real = T;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
@@ -310,20 +331,13 @@ __global__ void fit_kernel(KernelArgs<T> a, M model) {
 
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * fpb;
   const int fits_here = static_cast<int>(min(static_cast<std::int64_t>(fpb), a.count - first));
-  const Pixel* src = static_cast<const Pixel*>(a.pixels) + first * n;
   constexpr bool per_pixel = !std::is_same_v<E, Lsq>;
   // The per-pixel estimators stage photons, and the variance shifts after the pixels.
   float* shifts = staged + static_cast<std::size_t>(fpb) * a.pixel_stride;
-  for (int i = threadIdx.x; i < fits_here * n; i += blockDim.x) {
-    const int f = i / n;
-    if constexpr (per_pixel) {
-      staged[f * a.pixel_stride + (i - f * n)] =
-          static_cast<float>((static_cast<real>(src[i]) - a.photon_offset) * a.photons_per_value);
-      if (a.variance_shift) shifts[f * a.pixel_stride + (i - f * n)] = a.variance_shift[first * n + i];
-    } else {
-      staged[f * a.pixel_stride + (i - f * n)] = static_cast<float>(src[i]);
-    }
-  }
+  if (a.pixels_u16)
+    stage_rois<std::uint16_t, per_pixel>(a, first, fits_here, staged, shifts);
+  else
+    stage_rois<float, per_pixel>(a, first, fits_here, staged, shifts);
   __syncthreads();
 
   const int slot = threadIdx.x / G;
@@ -393,42 +407,43 @@ __global__ void fit_kernel(KernelArgs<T> a, M model) {
   }
 }
 
-template <typename Pixel, class M, class T, class E>
-void launch_typed(const KernelArgs<T>& args, const M& model, const FitGeometry& geo, int blocks, cudaStream_t stream) {
-  switch (geo.lanes) {
+// Calls f(std::integral_constant<int, G>{}) for `lanes` = G, one of the lane counts the kernels are built for.
+template <class F>
+void dispatch_lanes(int lanes, F&& f) {
+  switch (lanes) {
     case 1:
-      fit_kernel<Pixel, 1, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args, model);
-      break;
+      return f(std::integral_constant<int, 1>{});
     case 2:
-      fit_kernel<Pixel, 2, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args, model);
-      break;
+      return f(std::integral_constant<int, 2>{});
     case 4:
-      fit_kernel<Pixel, 4, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args, model);
-      break;
+      return f(std::integral_constant<int, 4>{});
     case 8:
-      fit_kernel<Pixel, 8, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args, model);
-      break;
+      return f(std::integral_constant<int, 8>{});
     case 16:
-      fit_kernel<Pixel, 16, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args, model);
-      break;
+      return f(std::integral_constant<int, 16>{});
     case 32:
-      fit_kernel<Pixel, 32, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args, model);
-      break;
+      return f(std::integral_constant<int, 32>{});
     default:
       throw UsageError("fit", "lanes per fit must be 1, 2, 4, 8, 16 or 32");
   }
+}
+
+template <class M, class T, class E>
+void launch_typed(const KernelArgs<T>& args, const M& model, const FitGeometry& geo, int blocks, cudaStream_t stream) {
+  dispatch_lanes(geo.lanes, [&]<int G>(std::integral_constant<int, G>) {
+    fit_kernel<G, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args, model);
+  });
   NANOSCOPY_CUDA_CHECK_LAUNCH();
 }
 
-template <typename Pixel, class M, class T, class E>
+template <class M, class T, class E>
 void preload_typed() {
-  cudaFuncAttributes a{};
-  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 1, M, T, E>));
-  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 2, M, T, E>));
-  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 4, M, T, E>));
-  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 8, M, T, E>));
-  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 16, M, T, E>));
-  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<Pixel, 32, M, T, E>));
+  for (const int lanes : {1, 2, 4, 8, 16, 32}) {
+    dispatch_lanes(lanes, []<int G>(std::integral_constant<int, G>) {
+      cudaFuncAttributes a{};
+      NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<G, M, T, E>));
+    });
+  }
 }
 
 // Calls f(E{}) with the estimator tag of `estimator`.
@@ -451,20 +466,14 @@ void dispatch_estimator(Estimator estimator, F&& f) {
 template <class M, class T>
 void launch_model(const KernelArgs<T>& args, const M& model, Estimator estimator, bool pixels_u16,
                   const FitGeometry& geo, int blocks, cudaStream_t stream) {
-  dispatch_estimator(estimator, [&]<class E>(E) {
-    if (pixels_u16)
-      launch_typed<std::uint16_t, M, T, E>(args, model, geo, blocks, stream);
-    else
-      launch_typed<float, M, T, E>(args, model, geo, blocks, stream);
-  });
+  KernelArgs<T> typed = args;
+  typed.pixels_u16 = pixels_u16;
+  dispatch_estimator(estimator, [&]<class E>(E) { launch_typed<M, T, E>(typed, model, geo, blocks, stream); });
 }
 
 template <class M, class T>
 void preload_model(Estimator estimator) {
-  dispatch_estimator(estimator, []<class E>(E) {
-    preload_typed<std::uint16_t, M, T, E>();
-    preload_typed<float, M, T, E>();
-  });
+  dispatch_estimator(estimator, []<class E>(E) { preload_typed<M, T, E>(); });
 }
 
 }  // namespace nanoscopy::cuda::fit_launch

@@ -30,6 +30,7 @@ template <class T>
 void launch_in(const FitLaunch& launch, const FitGeometry& geo, cudaStream_t stream) {
   KernelArgs<T> args;
   args.pixels = launch.pixels;
+  args.pixels_u16 = launch.pixels_u16;
   args.variance_shift = launch.variance_shift;
   args.photon_offset = static_cast<T>(launch.settings.photon_offset);
   args.photons_per_value = static_cast<T>(launch.settings.photons_per_value);

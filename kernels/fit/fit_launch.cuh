@@ -27,6 +27,7 @@ constexpr int target_block_threads = 128;
 template <class T>
 struct KernelArgs {
   const void* pixels;
+  bool pixels_u16;  // pixels are uint16 (else float32): a branch of the staging copy, not a kernel of its own
   const float* variance_shift;  // per pixel, as pixels, or null (wlsq, mle)
   T photon_offset, photons_per_value;  // wlsq, mle: photons = (value − offset)·photons_per_value
   const SpotGuess* initial;
@@ -43,7 +44,7 @@ template <class M, class T>
 void launch_model(const KernelArgs<T>& args, const M& model, Estimator estimator, bool pixels_u16,
                   const FitGeometry& geo, int blocks, cudaStream_t stream);
 
-// Loads every lane count and pixel type of model M, precision T and `estimator` (preload_fit_kernels).
+// Loads every lane count of model M, precision T and `estimator` (preload_fit_kernels).
 template <class M, class T>
 void preload_model(Estimator estimator);
 
