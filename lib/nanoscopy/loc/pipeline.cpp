@@ -4,7 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "nanoscopy/core/error.hpp"
@@ -17,6 +22,74 @@ namespace nanoscopy {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The sink (fit2d's writer: CSV/HDF5 formatting) on a thread of its own, fed in
+// chunk order: writing a chunk's localizations overlaps with converting the next
+// one and with the engines, instead of leaving the GPU idle while the main thread
+// writes. At most `depth` chunks wait. The sink's first error is rethrown by the
+// next put() or by finish(); after it the rest are dropped.
+class SinkThread {
+ public:
+  SinkThread(const LocalizationSink& sink, std::size_t depth) : sink_(sink), depth_(depth), thread_([this] { run(); }) {}
+  ~SinkThread() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+  }
+  SinkThread(const SinkThread&) = delete;
+  SinkThread& operator=(const SinkThread&) = delete;
+
+  void put(std::vector<Localization> locs) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return queue_.size() < depth_ || error_; });
+    if (error_) std::rethrow_exception(error_);
+    queue_.push_back(std::move(locs));
+    changed_.notify_all();
+  }
+
+  // Waits until every chunk put is written; rethrows the sink's error.
+  void finish() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return (queue_.empty() && !busy_) || error_; });
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  void run() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      changed_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (stop_) return;  // finish() emptied the queue, or an error unwinds: the rest is dropped
+      std::vector<Localization> locs = std::move(queue_.front());
+      queue_.pop_front();
+      busy_ = true;
+      lock.unlock();
+      std::exception_ptr error;
+      try {
+        sink_(locs);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      lock.lock();
+      busy_ = false;
+      if (error && !error_) error_ = error;
+      if (error_) queue_.clear();
+      changed_.notify_all();
+    }
+  }
+
+  const LocalizationSink& sink_;
+  std::size_t depth_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::vector<Localization>> queue_;
+  bool busy_ = false, stop_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;  // last: started once the members above exist
+};
 
 }  // namespace
 
@@ -51,10 +124,11 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
   // localizer filters them as float and fits uint16 ROIs), else float32; in the
   // first localizer's host memory (page-locked for CUDA: uploaded as is; pinned
   // memory serves every GPU of the process), read up to two chunks ahead while
-  // the engines detect and fit the chunks they hold: one engine one chunk, as
-  // before; several two each, so none waits while the oldest is finished. Each
-  // chunk is decoded by several threads (reading, not fitting, bounds a GPU run).
-  const int per_engine = localizers.size() > 1 ? 2 : 1;
+  // the engines detect and fit the chunks they hold, two each: an engine starts
+  // its next chunk while this thread converts and hands on the oldest (with one
+  // chunk per engine the GPU waited for that). Each chunk is decoded by several
+  // threads (reading, not fitting, bounds a GPU run).
+  const int per_engine = 2;
   FrameSourceOptions source_options;
   source_options.type = chunk_type;
   source_options.prefetch = 2;
@@ -65,14 +139,15 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
   LocalizeDispatcher dispatcher(localizers, per_engine);  // after the source: stopped before its buffers go
 
   Progress progress("fit2d " + info.path, range.count(), settings.quiet);
-  std::vector<Localization> accepted;
+  SinkThread writer(sink, 2);
   MedianHistogram precisions;
   // The oldest chunk's localizations to the sink: chunks are taken in the order given.
   auto take_oldest = [&] {
     const LocalizedChunk r = dispatcher.take();
     // Every candidate detected, those outside the regions (dropped before fitting) included.
     summary.candidates += r.detected;
-    accepted.clear();
+    std::vector<Localization> accepted;
+    accepted.reserve(r.candidates.size());
     for (std::size_t k = 0; k < r.candidates.size(); ++k) {
       // net_gradient in camera counts, as Picasso's (a filter written for its numbers cuts the same).
       const auto loc = to_localization(r.fits[k], r.candidates[k].frame, r.origins[k].x0, r.origins[k].y0,
@@ -85,7 +160,7 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
       }
     }
     summary.localizations += static_cast<std::int64_t>(accepted.size());
-    sink(accepted);
+    writer.put(std::move(accepted));
     summary.frames += r.count;
     progress.update(summary.frames);
   };
@@ -99,12 +174,14 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
     } catch (...) {
       // A read error comes after the chunks read before it, as with one engine.
       while (dispatcher.in_flight() > 0) take_oldest();
+      writer.finish();
       throw;
     }
     if (!more) break;
     dispatcher.submit(ChunkPixels{c.pixels, c.type, c.first, c.count, width, height});
   }
   while (dispatcher.in_flight() > 0) take_oldest();
+  writer.finish();
   progress.finish();
 
   summary.median_precision_nm = precisions.median();
