@@ -34,8 +34,10 @@ std::vector<float> band_limited(std::int64_t w, std::int64_t h, double kc, doubl
   std::vector<double> real(static_cast<std::size_t>(w * h));
   std::vector<fftw_complex> spec(static_cast<std::size_t>(h * cols));
   for (double& v : real) v = g(rng);
-  fftw_plan fwd = fftw_plan_dft_r2c_2d(static_cast<int>(h), static_cast<int>(w), real.data(), spec.data(), FFTW_ESTIMATE);
-  fftw_plan inv = fftw_plan_dft_c2r_2d(static_cast<int>(h), static_cast<int>(w), spec.data(), real.data(), FFTW_ESTIMATE);
+  fftw_plan fwd =
+      fftw_plan_dft_r2c_2d(static_cast<int>(h), static_cast<int>(w), real.data(), spec.data(), FFTW_ESTIMATE);
+  fftw_plan inv =
+      fftw_plan_dft_c2r_2d(static_cast<int>(h), static_cast<int>(w), spec.data(), real.data(), FFTW_ESTIMATE);
   fftw_execute(fwd);
   for (std::int64_t y = 0; y < h; ++y) {
     const double ky = static_cast<double>(2 * y <= h ? y : y - h) / static_cast<double>(h / 2);
@@ -109,10 +111,10 @@ TEST_CASE("the curve from sums: prefix sums over radius bins, normalised, trunca
   s.amplitude = {0, 2, 3, 1, /* filter 1 */ 0, 1, 1, 1};
   s.power = {4, 1};
   const auto d0 = decorr_curve(s, 0, 4);
-  CHECK(d0[0] == 0);                                          // no coefficient inside r_0: 0 (NaN in ImDecorr)
-  CHECK(d0[1] == doctest::Approx(0.5));                       // 2 / (2 * 2)
-  CHECK(d0[2] == doctest::Approx(std::floor(1000 * 5 / (2 * 4.0)) / 1000));   // 0.625
-  CHECK(d0[3] == doctest::Approx(std::floor(1000 * 6 / (2 * 4.0)) / 1000));   // 0.75
+  CHECK(d0[0] == 0);                     // no coefficient inside r_0: 0 (NaN in ImDecorr)
+  CHECK(d0[1] == doctest::Approx(0.5));  // 2 / (2 * 2)
+  CHECK(d0[2] == doctest::Approx(std::floor(1000 * 5 / (2 * 4.0)) / 1000));  // 0.625
+  CHECK(d0[3] == doctest::Approx(std::floor(1000 * 6 / (2 * 4.0)) / 1000));  // 0.75
   const auto d1 = decorr_curve(s, 1, 4);
   CHECK(d1[2] == doctest::Approx(std::floor(1000 * 2 / (1 * 4.0)) / 1000));
   s.amplitude[1] = 2.0 / 3;  // 1/3 = 0.3333 is truncated, not rounded
@@ -178,11 +180,13 @@ std::vector<float> blurred_points(std::int64_t n, double sigma, std::uint64_t se
   for (std::int64_t y = 0; y < n; ++y)
     for (std::int64_t x = 0; x < n; ++x)
       for (int i = -r; i <= r; ++i)
-        t[static_cast<std::size_t>(y * n + x)] += k[static_cast<std::size_t>(i + r)] * v[static_cast<std::size_t>(y * n + (x + i + n) % n)];
+        t[static_cast<std::size_t>(y * n + x)] +=
+            k[static_cast<std::size_t>(i + r)] * v[static_cast<std::size_t>(y * n + (x + i + n) % n)];
   for (std::int64_t y = 0; y < n; ++y)
     for (std::int64_t x = 0; x < n; ++x)
       for (int i = -r; i <= r; ++i)
-        u[static_cast<std::size_t>(y * n + x)] += k[static_cast<std::size_t>(i + r)] * t[static_cast<std::size_t>(((y + i + n) % n) * n + x)];
+        u[static_cast<std::size_t>(y * n + x)] +=
+            k[static_cast<std::size_t>(i + r)] * t[static_cast<std::size_t>(((y + i + n) % n) * n + x)];
   std::vector<float> out(u.size());
   for (std::size_t i = 0; i < u.size(); ++i) out[i] = static_cast<float>(10 + u[i]);
   return out;
@@ -233,7 +237,9 @@ void write_tiff(const fs::path& path, const std::vector<float>& pixels, std::int
   out->close();
 }
 
-CommandResult decorr(const std::string& args) { return run_tool("frc", "decorr " + args); }
+CommandResult decorr(const std::string& args) {
+  return run_tool("frc", "decorr " + args);
+}
 
 }  // namespace
 
@@ -248,8 +254,8 @@ TEST_CASE("frc decorr on a stack: one line and one row per frame; JSON, CSV and 
   }
   write_tiff(dir / "s.tif", stack, w, h, 100);
   const auto q = [&](const std::string& name) { return shell_quote((dir / name).string()); };
-  const auto r = decorr(q("s.tif") + " --device cpu --json " + q("d.json") + " --table " + q("d.csv") + " --plot " +
-                        q("d.png"));
+  const auto r =
+      decorr(q("s.tif") + " --device cpu --json " + q("d.json") + " --table " + q("d.csv") + " --plot " + q("d.png"));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.output, "s.tif frame 0: resolution "));

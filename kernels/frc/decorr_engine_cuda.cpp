@@ -31,12 +31,13 @@ class CudaDecorrEngine final : public DecorrEngine {
     std::size_t free_bytes = 0, total_bytes = 0;
     NANOSCOPY_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     // image and apodized image (float), spectrum (float2), and a cuFFT work area of about the spectrum again
-    const double need = static_cast<double>(2 * n) * sizeof(float) + 2.0 * static_cast<double>(h * columns_) * sizeof(float2);
+    const double need =
+        static_cast<double>(2 * n) * sizeof(float) + 2.0 * static_cast<double>(h * columns_) * sizeof(float2);
     if (need > 0.9 * static_cast<double>(free_bytes))
       throw DeviceError(name_, "decorrelation analysis of " + std::to_string(w) + "x" + std::to_string(h) +
                                    " px needs about " + std::to_string(static_cast<long long>(need / 1e6)) +
-                                   " MB of device memory, " + std::to_string(static_cast<long long>(free_bytes / 1000000)) +
-                                   " MB are free");
+                                   " MB of device memory, " +
+                                   std::to_string(static_cast<long long>(free_bytes / 1000000)) + " MB are free");
     image_ = DeviceBuffer<float>(static_cast<std::size_t>(n));
     real_ = DeviceBuffer<float>(static_cast<std::size_t>(n));
     spectrum_ = DeviceBuffer<float2>(static_cast<std::size_t>(h * columns_));
@@ -49,7 +50,8 @@ class CudaDecorrEngine final : public DecorrEngine {
     std::vector<float> window;
     for (double v : decorr_apodization(w, g.apodization_px)) window.push_back(static_cast<float>(v));
     for (double v : decorr_apodization(h, g.apodization_px)) window.push_back(static_cast<float>(v));
-    NANOSCOPY_CUDA_CHECK(cudaMemcpy(window_.get(), window.data(), window.size() * sizeof(float), cudaMemcpyHostToDevice));
+    NANOSCOPY_CUDA_CHECK(
+        cudaMemcpy(window_.get(), window.data(), window.size() * sizeof(float), cudaMemcpyHostToDevice));
     plan_.make_many_r2c(static_cast<int>(h), static_cast<int>(w), 1);
     NANOSCOPY_CUFFT_CHECK(cufftSetStream(plan_.get(), stream_.get()));
   }
@@ -71,10 +73,12 @@ class CudaDecorrEngine final : public DecorrEngine {
     const std::int64_t w = geometry_.width, h = geometry_.height;
     const cudaStream_t s = stream_.get();
     launch_decorr_partial_sums(image_.get(), w * h, mean_parts_.get(), blocks_, s);
-    launch_decorr_apodize(image_.get(), window_.get(), window_.get() + w, w, h, mean_parts_.get(), blocks_,
-                          real_.get(), blocks_, s);
+    launch_decorr_apodize(image_.get(), window_.get(), window_.get() + w, w, h, mean_parts_.get(), blocks_, real_.get(),
+                          blocks_, s);
     NANOSCOPY_CUFFT_CHECK(cufftExecR2C(plan_.get(), real_.get(), reinterpret_cast<cufftComplex*>(spectrum_.get())));
   }
+
+  void synchronize() override { stream_.synchronize(); }
 
   DecorrSums sums(const DecorrPass& pass) override {
     DeviceGuard guard(gpu_);
@@ -100,8 +104,8 @@ class CudaDecorrEngine final : public DecorrEngine {
     const cudaStream_t s = stream_.get();
     launch_decorr_histogram(spectrum_.get(), p, partials_.get(), blocks_, s);
     launch_decorr_reduce(partials_.get(), blocks_, stride, sums_.get(), s);
-    NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(sums_host_.get(), sums_.get(), static_cast<std::size_t>(stride) * sizeof(float),
-                                         cudaMemcpyDeviceToHost, s));
+    NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(sums_host_.get(), sums_.get(),
+                                         static_cast<std::size_t>(stride) * sizeof(float), cudaMemcpyDeviceToHost, s));
     stream_.synchronize();
     const float* v = sums_host_.get();
     DecorrSums out;

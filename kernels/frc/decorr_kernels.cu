@@ -52,11 +52,11 @@ __global__ void apodize_kernel(const float* image, const float* wx, const float*
   }
 }
 
-__global__ void __launch_bounds__(threads) histogram_kernel(const float2* spectrum, DecorrPassParams p,
-                                                            float* partials) {
+__global__ void __launch_bounds__(threads)
+    histogram_kernel(const float2* spectrum, DecorrPassParams p, float* partials) {
   extern __shared__ float shared[];
   const int nr = p.nr, nf = p.nf, stride = decorr_sums_stride(nr, nf);
-  float* amp = shared;          // nf x nr
+  float* amp = shared;           // nf x nr
   float* count = amp + nf * nr;  // nr
   float* power = count + nr;     // nf
   for (int i = threadIdx.x; i < stride; i += blockDim.x) shared[i] = 0.0f;

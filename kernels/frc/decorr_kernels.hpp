@@ -23,7 +23,9 @@ struct DecorrPassParams {
 };
 
 // Floats per block (and in the result) of a pass: nf * nr amplitudes, nr counts, nf powers.
-constexpr int decorr_sums_stride(int nr, int nf) { return nf * nr + nr + nf; }
+constexpr int decorr_sums_stride(int nr, int nf) {
+  return nf * nr + nr + nf;
+}
 
 // partial[b] = the sum of block b's share of image[0 .. n). Grid: `blocks` x 256, grid-stride.
 void launch_decorr_partial_sums(const float* image, std::int64_t n, float* partial, int blocks, cudaStream_t stream);

@@ -40,7 +40,9 @@ DecorrCurve make_curve(const DecorrSums& sums, int filter, const DecorrPass& pas
 
 }  // namespace
 
-std::vector<double> DecorrPass::radii() const { return linspace(r_min, r_max, nr); }
+std::vector<double> DecorrPass::radii() const {
+  return linspace(r_min, r_max, nr);
+}
 
 std::vector<double> decorr_apodization(std::int64_t n, double apodization_px) {
   std::vector<double> w(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)), 1.0);
@@ -80,8 +82,7 @@ void check_decorr_geometry(const DecorrGeometry& g) {
   if (g.width * g.height >= (1LL << 31))
     throw UsageError("decorr", "an image of " + std::to_string(g.width) + "x" + std::to_string(g.height) +
                                    " px is too large (at most 2^31 pixels)");
-  if (!(g.apodization_px >= 0))
-    throw UsageError("--apodization", "the apodization band must be >= 0 px");
+  if (!(g.apodization_px >= 0)) throw UsageError("--apodization", "the apodization band must be >= 0 px");
 }
 
 int decorr_local_max(std::span<const double> curve) {
@@ -96,8 +97,8 @@ int decorr_local_max(std::span<const double> curve) {
     } else if (ind == 0) {
       break;
     } else {
-      const double low = *std::min_element(d.begin() + static_cast<std::ptrdiff_t>(ind),
-                                           d.begin() + static_cast<std::ptrdiff_t>(len));
+      const double low =
+          *std::min_element(d.begin() + static_cast<std::ptrdiff_t>(ind), d.begin() + static_cast<std::ptrdiff_t>(len));
       if (d[ind] - low >= 0.0005) break;
       --len;
       ind = first_max(d, len);

@@ -77,6 +77,8 @@ class DecorrEngine {
   virtual void transform() = 0;
   // The sums of one pass over the transformed image (at most kMaxDecorrFilters filters, nr <= kMaxDecorrRadii).
   virtual DecorrSums sums(const DecorrPass& pass) = 0;
+  // Waits for queued work (a GPU's transform runs asynchronously; bench times it alone).
+  virtual void synchronize() {}
 
  protected:
   explicit DecorrEngine(const DecorrGeometry& g) : geometry_(g) {}
@@ -97,10 +99,10 @@ struct DecorrSettings {
 };
 
 struct DecorrCurve {
-  double g = 0;                // the filter's g (0: none, d0)
-  std::vector<double> radius;  // normalised frequency (1 = Nyquist)
-  std::vector<double> d;       // the correlation, truncated to 3 decimals
-  int peak = 0;                // index of the local maximum (getDcorrLocalMax)
+  double g = 0;                  // the filter's g (0: none, d0)
+  std::vector<double> radius;    // normalised frequency (1 = Nyquist)
+  std::vector<double> d;         // the correlation, truncated to 3 decimals
+  int peak = 0;                  // index of the local maximum (getDcorrLocalMax)
   double kc = 0, amplitude = 0;  // radius[peak], d[peak]
 };
 
@@ -109,8 +111,8 @@ struct DecorrResult {
   DecorrCurve d0;
   std::vector<DecorrCurve> coarse;   // Ng + 1 filters on d0's radii
   std::vector<DecorrCurve> refined;  // Ng filters on the refined radii
-  double kc_max = 0;  // normalised (1 = Nyquist); 0: no peak of amplitude >= 0.05
-  double a0 = 0;      // d0's peak amplitude
+  double kc_max = 0;                 // normalised (1 = Nyquist); 0: no peak of amplitude >= 0.05
+  double a0 = 0;                     // d0's peak amplitude
   double resolution_px() const { return kc_max > 0 ? 2.0 / kc_max : 0.0; }
 };
 

@@ -29,7 +29,9 @@ std::string fixed(double v, int digits) {
   return o.str();
 }
 
-double unit_scale(const std::string& units) { return units == "um" ? 1e-3 : 1.0; }
+double unit_scale(const std::string& units) {
+  return units == "um" ? 1e-3 : 1.0;
+}
 
 // The resolution in the report's units, or 0 (no peak, or no pixel size).
 double resolution_in_units(const DecorrReport& r, const DecorrResult& d) {
@@ -90,7 +92,8 @@ std::string decorr_json(const DecorrReport& r) {
     f["a0"] = d.a0;
     f["resolution_px"] = has ? json(d.resolution_px()) : json(nullptr);
     f["resolution_nm"] = has && r.pixel_size_nm > 0 ? json(d.resolution_px() * r.pixel_size_nm) : json(nullptr);
-    f["resolution"] = has ? (r.pixel_size_nm > 0 ? json(resolution_in_units(r, d)) : json(d.resolution_px())) : json(nullptr);
+    f["resolution"] =
+        has ? (r.pixel_size_nm > 0 ? json(resolution_in_units(r, d)) : json(d.resolution_px())) : json(nullptr);
     f["d0"] = curve_json(d.d0);
     json coarse = json::array(), refined = json::array();
     for (const DecorrCurve& c : d.coarse) coarse.push_back(curve_json(c));
@@ -119,7 +122,8 @@ std::string decorr_table_csv(const DecorrReport& r) {
 void write_decorr_plot(const std::string& path, const DecorrReport& r, std::size_t index) {
   const DecorrResult& d = r.results.at(index);
   PlotSpec spec;
-  spec.title = "Decorrelation analysis" + (r.results.size() > 1 ? " (frame " + std::to_string(r.frames[index]) + ")" : "");
+  spec.title =
+      "Decorrelation analysis" + (r.results.size() > 1 ? " (frame " + std::to_string(r.frames[index]) + ")" : "");
   spec.x_label = "normalised frequency (1 = Nyquist)";
   spec.y_label = "correlation d(r)";
   const auto add = [&](const DecorrCurve& c, const std::string& label, Rgb color, int thickness) {
@@ -135,7 +139,9 @@ void write_decorr_plot(const std::string& path, const DecorrReport& r, std::size
     add(d.coarse[i], i == 0 ? "high-pass filtered" : "", Rgb{150, 150, 150}, 1);
   for (std::size_t i = 0; i < d.refined.size(); ++i)
     add(d.refined[i], i == 0 ? "refined filters" : "",
-        Rgb{static_cast<std::uint8_t>(40), static_cast<std::uint8_t>(60 + 150 * i / std::max<std::size_t>(d.refined.size(), 1)), 200}, 1);
+        Rgb{static_cast<std::uint8_t>(40),
+            static_cast<std::uint8_t>(60 + 150 * i / std::max<std::size_t>(d.refined.size(), 1)), 200},
+        1);
   add(d.d0, "d0 (no filter)", Rgb{44, 160, 44}, 3);
   spec.x_min = 0;
   spec.x_max = 1;
@@ -208,6 +214,7 @@ void run_decorr_cli(const DecorrCliOptions& options, ToolContext& ctx, std::ostr
     outputs.commit();
   }
   for (std::size_t i = 0; i < report.results.size(); ++i) out << decorr_result_line(report, i) << "\n";
+  out.flush();
   if (!ctx.quiet)
     for (const std::string* o : {&options.json, &options.table, &options.plot})
       if (!o->empty()) std::cerr << "frc decorr: wrote " << *o << "\n";

@@ -21,8 +21,8 @@ struct DecorrCliOptions {
 // What one run found, for the outputs.
 struct DecorrReport {
   std::string input, backend;
-  double pixel_size_nm = 0;  // 0: unknown (results in px)
-  std::string units = "nm";  // nm or um: the unit of `resolution` in the outputs
+  double pixel_size_nm = 0;                     // 0: unknown (results in px)
+  std::string units = "nm";                     // nm or um: the unit of `resolution` in the outputs
   double apodization_x = 0, apodization_y = 0;  // the band used per axis (px)
   DecorrSettings settings;
   std::vector<std::int64_t> frames;

@@ -32,9 +32,11 @@ class CpuDecorrEngine final : public DecorrEngine {
         columns_(g.width / 2 + 1),
         image_(static_cast<std::size_t>(g.width * g.height)) {
     in_.reset(static_cast<double*>(fftw_malloc(image_.size() * sizeof(double))));
-    out_.reset(static_cast<fftw_complex*>(fftw_malloc(static_cast<std::size_t>(g.height * columns_) * sizeof(fftw_complex))));
-    if (!in_ || !out_) throw InputError("decorr", "out of memory for a " + std::to_string(g.width) + "x" +
-                                                      std::to_string(g.height) + " FFT");
+    out_.reset(
+        static_cast<fftw_complex*>(fftw_malloc(static_cast<std::size_t>(g.height * columns_) * sizeof(fftw_complex))));
+    if (!in_ || !out_)
+      throw InputError("decorr",
+                       "out of memory for a " + std::to_string(g.width) + "x" + std::to_string(g.height) + " FFT");
     std::lock_guard lock(planner_mutex());
     plan_ = fftw_plan_dft_r2c_2d(static_cast<int>(g.height), static_cast<int>(g.width), in_.get(), out_.get(),
                                  FFTW_ESTIMATE);
@@ -65,7 +67,8 @@ class CpuDecorrEngine final : public DecorrEngine {
     for (std::int64_t y = 0; y < h; ++y)
       for (std::int64_t x = 0; x < w; ++x) {
         const auto i = static_cast<std::size_t>(y * w + x);
-        in[i] = (static_cast<double>(image_[i]) - mean) * wy_[static_cast<std::size_t>(y)] * wx_[static_cast<std::size_t>(x)];
+        in[i] = (static_cast<double>(image_[i]) - mean) * wy_[static_cast<std::size_t>(y)] *
+                wx_[static_cast<std::size_t>(x)];
       }
     fftw_execute(plan_);
   }

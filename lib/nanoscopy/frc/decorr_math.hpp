@@ -55,6 +55,8 @@ NANOSCOPY_HD T highpass_weight(T two_g2, T r2) {
 
 // Column c of a real-to-complex half spectrum stands for itself and its mirror
 // W - c: weight 2, except c = 0 and, for even W, c = W/2.
-NANOSCOPY_HD int half_weight(std::int64_t c, std::int64_t w) { return (c == 0 || 2 * c == w) ? 1 : 2; }
+NANOSCOPY_HD int half_weight(std::int64_t c, std::int64_t w) {
+  return (c == 0 || 2 * c == w) ? 1 : 2;
+}
 
 }  // namespace nanoscopy::decorr_math
