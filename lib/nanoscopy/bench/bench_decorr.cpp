@@ -19,6 +19,42 @@ namespace nanoscopy {
 
 using json = nlohmann::json;
 
+std::vector<float> decorr_blurred_points(std::int64_t w, std::int64_t h, double sigma, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<float> v(static_cast<std::size_t>(w * h), 0.0f), t(v.size(), 0.0f);
+  std::uniform_int_distribution<std::int64_t> at(0, w * h - 1);
+  for (std::int64_t i = 0; i < w * h / 20; ++i) v[static_cast<std::size_t>(at(rng))] += 100.0f;
+  const int r = static_cast<int>(std::ceil(4 * sigma));
+  std::vector<float> k(static_cast<std::size_t>(2 * r + 1));
+  float ks = 0;
+  for (int i = -r; i <= r; ++i)
+    ks += k[static_cast<std::size_t>(i + r)] = static_cast<float>(std::exp(-0.5 * i * i / (sigma * sigma)));
+  for (float& x : k) x /= ks;
+  const auto wrap = [](std::int64_t i, std::int64_t n) { return ((i % n) + n) % n; };
+  for (std::int64_t y = 0; y < h; ++y)
+    for (std::int64_t x = 0; x < w; ++x) {
+      float s = 0;
+      for (int i = -r; i <= r; ++i)
+        s += k[static_cast<std::size_t>(i + r)] * v[static_cast<std::size_t>(y * w + wrap(x + i, w))];
+      t[static_cast<std::size_t>(y * w + x)] = s;
+    }
+  for (std::int64_t y = 0; y < h; ++y)
+    for (std::int64_t x = 0; x < w; ++x) {
+      float s = 0;
+      for (int i = -r; i <= r; ++i)
+        s += k[static_cast<std::size_t>(i + r)] * t[static_cast<std::size_t>(wrap(y + i, h) * w + x)];
+      v[static_cast<std::size_t>(y * w + x)] = 10.0f + s;
+    }
+  return v;
+}
+
+std::vector<float> decorr_with_noise(std::vector<float> v, double sd, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> g(0.0f, static_cast<float>(sd));
+  for (float& x : v) x += g(rng);
+  return v;
+}
+
 void add_decorr_bench_options(CLI::App& cmd, DecorrBenchOptions& o) {
   cmd.add_option("--sizes", o.sizes, "image edges (square images, at least 32)")
       ->delimiter(',')
@@ -28,42 +64,6 @@ void add_decorr_bench_options(CLI::App& cmd, DecorrBenchOptions& o) {
 }
 
 namespace {
-
-// Sparse points (one per 20 px, 100 counts) blurred by a separable Gaussian of sigma px (periodic), on 10.
-std::vector<float> blurred_points(std::int64_t n, double sigma, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<float> v(static_cast<std::size_t>(n * n), 0.0f), t(v.size(), 0.0f);
-  std::uniform_int_distribution<std::int64_t> at(0, n * n - 1);
-  for (std::int64_t i = 0; i < n * n / 20; ++i) v[static_cast<std::size_t>(at(rng))] += 100.0f;
-  const int r = static_cast<int>(std::ceil(4 * sigma));
-  std::vector<float> k(static_cast<std::size_t>(2 * r + 1));
-  float ks = 0;
-  for (int i = -r; i <= r; ++i)
-    ks += k[static_cast<std::size_t>(i + r)] = static_cast<float>(std::exp(-0.5 * i * i / (sigma * sigma)));
-  for (float& x : k) x /= ks;
-  for (std::int64_t y = 0; y < n; ++y)
-    for (std::int64_t x = 0; x < n; ++x) {
-      float s = 0;
-      for (int i = -r; i <= r; ++i)
-        s += k[static_cast<std::size_t>(i + r)] * v[static_cast<std::size_t>(y * n + (x + i + n) % n)];
-      t[static_cast<std::size_t>(y * n + x)] = s;
-    }
-  for (std::int64_t y = 0; y < n; ++y)
-    for (std::int64_t x = 0; x < n; ++x) {
-      float s = 0;
-      for (int i = -r; i <= r; ++i)
-        s += k[static_cast<std::size_t>(i + r)] * t[static_cast<std::size_t>(((y + i + n) % n) * n + x)];
-      v[static_cast<std::size_t>(y * n + x)] = 10.0f + s;
-    }
-  return v;
-}
-
-std::vector<float> with_noise(std::vector<float> v, double sd, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> g(0.0f, static_cast<float>(sd));
-  for (float& x : v) x += g(rng);
-  return v;
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -98,8 +98,8 @@ void run_decorr_bench(const DecorrBenchOptions& o, std::uint64_t seed, int repea
          " transform: apodize + FFT alone; decorr and FRC (the pair) in px\n"
       << line;
   for (int edge : o.sizes) {
-    const auto truth = blurred_points(edge, 1.5, seed + static_cast<std::uint64_t>(edge));
-    const auto a = with_noise(truth, 2.0, seed + 1), b = with_noise(truth, 2.0, seed + 2);
+    const auto truth = decorr_blurred_points(edge, edge, 1.5, seed + static_cast<std::uint64_t>(edge));
+    const auto a = decorr_with_noise(truth, 2.0, seed + 1), b = decorr_with_noise(truth, 2.0, seed + 2);
     FrcGeometry fg;
     fg.width = fg.height = edge;
     const FrcResult frc = compute_frc(a, b, fg, FrcThreshold{});

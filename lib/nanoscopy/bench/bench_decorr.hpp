@@ -22,6 +22,12 @@ struct DecorrBenchOptions {
   std::string json;
 };
 
+// The bench's (and the tests') structure: sparse points (one per 20 px, 100 counts each) blurred by a
+// periodic Gaussian of sigma px, on a background of 10; width x height, row-major.
+std::vector<float> decorr_blurred_points(std::int64_t width, std::int64_t height, double sigma, std::uint64_t seed);
+// `image` plus white Gaussian noise of standard deviation sd.
+std::vector<float> decorr_with_noise(std::vector<float> image, double sd, std::uint64_t seed);
+
 void add_decorr_bench_options(CLI::App& cmd, DecorrBenchOptions& options);
 void run_decorr_bench(const DecorrBenchOptions& options, std::uint64_t seed, int repeats, bool quiet,
                       std::ostream& out);
