@@ -49,15 +49,7 @@ int main(int argc, char** argv) {
       ->type_name("JSON");
   DecorrCliOptions decorr;
   auto* decorr_cmd = app.cli().add_subcommand(
-      "decorr",
-      "Resolution of ONE image (or of each frame of a stack) by decorrelation analysis (Descloux et al., Nature\n"
-      "Methods 2019; as ImDecorr's getDcorr): the edge-apodized image's spectrum F is correlated with its\n"
-      "normalised spectrum F/|F| inside a mask of radius r, d(r) = sum_{R<r} |F| / (||F|| sqrt(n(r))), over Nr radii\n"
-      "(R: frequency normalised to 1 at Nyquist). The peak of d(r) marks where the image's content gives way to\n"
-      "noise. The same on Ng Gaussian high-pass copies (weights 1 - exp(-2 g^2 R^2)), refined once; the\n"
-      "resolution is 2 px / kcMax, kcMax the highest peak radius of amplitude >= 0.05; A0 is the unfiltered\n"
-      "curve's peak (a contrast/SNR figure). Images of at least 32x32 px; any TIFF (raw, SOFI, eSRRF, rendered).\n"
-      "Prints one line per frame: resolution, kcMax and A0.");
+      "decorr", "Resolution of ONE image (or of each frame of a stack) by decorrelation analysis (frc decorr --help)");
   decorr_cmd->add_option("image", decorr.input, "Image or stack (TIFF/HDF5; every frame, or --frames A:B)")
       ->required()
       ->type_name("IMAGE");
@@ -68,10 +60,20 @@ int main(int argc, char** argv) {
   app.bind(decorr_cmd, "--apodization", "Decorr/apodization");
   decorr_cmd->add_option("--json", decorr.json, "Write every frame's curves, peaks and resolution as JSON")
       ->type_name("JSON");
-  decorr_cmd->add_option("--table", decorr.table, "Write one row per frame (frame, kc_max, a0, resolution_px, resolution_nm) as CSV")
+  decorr_cmd
+      ->add_option("--table", decorr.table,
+                   "Write one row per frame (frame, kc_max, a0, resolution_px, resolution_nm) as CSV")
       ->type_name("CSV");
   decorr_cmd->add_option("--plot", decorr.plot, "Draw the (first) frame's curves and kcMax as a PNG")->type_name("PNG");
   decorr_cmd->footer(
+      "Resolution of ONE image (or of each frame of a stack) by decorrelation analysis (Descloux et al., Nature\n"
+      "Methods 2019; as ImDecorr's getDcorr): the edge-apodized image's spectrum F is correlated with its\n"
+      "normalised spectrum F/|F| inside a mask of radius r, d(r) = sum_{R<r} |F| / (||F|| sqrt(n(r))), over Nr radii\n"
+      "(R: frequency normalised to 1 at Nyquist). The peak of d(r) marks where the image's content gives way to\n"
+      "noise. The same on Ng Gaussian high-pass copies (weights 1 - exp(-2 g^2 R^2)), refined once; the\n"
+      "resolution is 2 px / kcMax, kcMax the highest peak radius of amplitude >= 0.05; A0 is the unfiltered\n"
+      "curve's peak (a contrast/SNR figure). Images of at least 32x32 px; any TIFF (raw, SOFI, eSRRF, rendered).\n"
+      "Prints one line per frame: resolution, kcMax and A0.\n\n"
       "Examples:\n"
       "  frc decorr sofi.tif --pixel-size 108              one image; resolution in nm\n"
       "  frc decorr esrrf.tif --plot d.png --json d.json   curves as a PNG and as JSON\n"
