@@ -9,15 +9,11 @@
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/frc/decorr.hpp"
 #include "nanoscopy/frc/decorr_math.hpp"
+#include "nanoscopy/frc/fftw_lock.hpp"
 #include "nanoscopy/frc/frc_math.hpp"
 
 namespace nanoscopy {
 namespace {
-
-std::mutex& planner_mutex() {  // FFTW's planner is not thread-safe (the FRC engine has its own lock for its plans)
-  static std::mutex m;
-  return m;
-}
 
 struct FftwFree {
   void operator()(void* p) const { fftw_free(p); }
@@ -37,13 +33,13 @@ class CpuDecorrEngine final : public DecorrEngine {
     if (!in_ || !out_)
       throw InputError("decorr",
                        "out of memory for a " + std::to_string(g.width) + "x" + std::to_string(g.height) + " FFT");
-    std::lock_guard lock(planner_mutex());
+    std::lock_guard lock(fftw_planner_mutex());
     plan_ = fftw_plan_dft_r2c_2d(static_cast<int>(g.height), static_cast<int>(g.width), in_.get(), out_.get(),
                                  FFTW_ESTIMATE);
     if (!plan_) throw InputError("decorr", "FFTW could not plan the transform");
   }
   ~CpuDecorrEngine() override {
-    std::lock_guard lock(planner_mutex());
+    std::lock_guard lock(fftw_planner_mutex());
     fftw_destroy_plan(plan_);
   }
   CpuDecorrEngine(const CpuDecorrEngine&) = delete;
