@@ -55,6 +55,7 @@ set(_nanoscopy_man_pages
   "sofi|merge|merge sofi partial sums into the image of the whole stack"
   "sofi|frames|print the number of frames of a stack"
   "frc||resolution by Fourier ring correlation"
+  "frc|decorr|resolution of one image by decorrelation analysis"
   "bench||simulate the papers' data and measure every nanoscopy backend"
   "bench|simulate|write simulated data with its ground truth"
   "bench|simulate movie|simulate a blinking single-molecule movie with its truth"
@@ -68,6 +69,7 @@ set(_nanoscopy_man_pages
   "bench|smre|benchmark SMRE: runtime, quality, stack frames per second"
   "bench|sofi|benchmark SOFI: FRC of each variant, frames per second"
   "bench|frc|benchmark FRC: time against image edge on CPU and GPU"
+  "bench|decorr|benchmark decorrelation analysis: time per image edge, agreement with FRC"
   "bench|postprocess|benchmark fit2d undrift, link and render against a known truth"
   "bench|render|benchmark fit2d render: time to accumulate localizations")
 

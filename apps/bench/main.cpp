@@ -5,6 +5,7 @@
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/bench/bench_compare.hpp"
 #include "nanoscopy/bench/bench_fit.hpp"
+#include "nanoscopy/bench/bench_decorr.hpp"
 #include "nanoscopy/bench/bench_frc.hpp"
 #include "nanoscopy/bench/bench_io.hpp"
 #include "nanoscopy/bench/bench_localize.hpp"
@@ -74,6 +75,10 @@ int main(int argc, char** argv) {
   FrcBenchOptions frc;
   auto* frc_cmd = cli.add_subcommand("frc", "FRC: time vs image edge (256..4096) on CPU and GPU, GPU/CPU agreement");
   add_frc_bench_options(*frc_cmd, frc);
+  DecorrBenchOptions decorr;
+  auto* decorr_cmd = cli.add_subcommand(
+      "decorr", "frc decorr: time per image edge (256..2048) on CPU and GPU, agreement with FRC and with the CPU");
+  add_decorr_bench_options(*decorr_cmd, decorr);
 
   PostprocessBenchOptions postprocess;
   auto* postprocess_cmd = cli.add_subcommand(
@@ -96,6 +101,7 @@ int main(int argc, char** argv) {
       "  bench fit2d --quick                               a one-minute version\n"
       "  bench localize --devices cpu,cuda:0               fit2d end to end on a 10,000-frame 256x256 stack\n"
       "  bench frc --sizes 256,1024 --json frc.json        FRC runtime on every device, GPU vs CPU agreement\n"
+      "  bench decorr --json decorr.json                   decorrelation analysis per size, vs FRC and the CPU\n"
       "  bench render --locs 1e6,1e7,1e8 --devices cpu,cuda:0   fit2d render's accumulation on each device\n"
       "  bench io --pages 100000                           TIFF indexing and reading speed\n"
       "  bench postprocess --json post.json                drift error (RCC, markers, combined) on 10^6 simulated\n"
@@ -116,6 +122,8 @@ int main(int argc, char** argv) {
     if (*sofi_cmd)
       return run_sofi_bench(sofi, seed, static_cast<int>(ctx.params.get_int("repeats")), ctx.quiet, std::cout);
     if (*frc_cmd) return run_frc_bench(frc, seed, static_cast<int>(ctx.params.get_int("repeats")), ctx.quiet, std::cout);
+    if (*decorr_cmd)
+      return run_decorr_bench(decorr, seed, static_cast<int>(ctx.params.get_int("repeats")), ctx.quiet, std::cout);
     if (*render_cmd)
       return run_render_bench(render, seed, static_cast<int>(ctx.params.get_int("repeats")), ctx.quiet, std::cout);
     if (*io_cmd) return run_io_bench(io, ctx.params.get_int("repeats"), std::cout);

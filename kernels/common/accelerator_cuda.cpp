@@ -4,6 +4,7 @@
 #include "common/device_query.hpp"
 #include "fit/engine_cuda.hpp"
 #include "fit/fit_timing.hpp"
+#include "frc/decorr_engine_cuda.hpp"
 #include "frc/engine_cuda.hpp"
 #include "loc/detect_engine_cuda.hpp"
 #include "loc/localize_engine_cuda.hpp"
@@ -31,6 +32,7 @@ const Accelerator& accelerator() {
       .make_smre_engine = make_cuda_smre_engine,
       .make_sofi_engine = make_cuda_sofi_engine,
       .make_frc_engine = make_cuda_frc_engine,
+      .make_decorr_engine = make_cuda_decorr_engine,
       .make_correlation_engine = make_cuda_correlation_engine,
       .make_render_engine = make_cuda_render_engine,
       .make_deconvolve_engine = make_cuda_deconvolve_engine,

@@ -146,6 +146,12 @@ std::unique_ptr<FrcEngine> make_frc_engine(const Device& device, const FrcGeomet
   return a.make_frc_engine(first_gpu(device, "frc"), geometry);
 }
 
+std::unique_ptr<DecorrEngine> make_decorr_engine(const Device& device, const DecorrGeometry& geometry) {
+  if (device.kind == DeviceKind::cpu) return make_cpu_decorr_engine(geometry);
+  const Accelerator& a = accelerator_or_throw();
+  return a.make_decorr_engine(first_gpu(device, "frc decorr"), geometry);
+}
+
 std::unique_ptr<CorrelationEngine> make_correlation_engine(const Device& device, const CorrelationGeometry& geometry) {
   if (device.kind == DeviceKind::cpu) return make_cpu_correlation_engine(geometry, std::max(device.cpu_threads, 1));
   const Accelerator& a = accelerator_or_throw();

@@ -14,6 +14,7 @@
 
 #include "nanoscopy/core/device.hpp"
 #include "nanoscopy/fit/engine.hpp"
+#include "nanoscopy/frc/decorr.hpp"
 #include "nanoscopy/frc/engine.hpp"
 #include "nanoscopy/loc/detect/engine.hpp"
 #include "nanoscopy/loc/localize_engine.hpp"
@@ -65,6 +66,8 @@ std::unique_ptr<SmreEngine> make_smre_engine(const Device& device, const SmrePro
                                              std::int64_t max_batch);
 std::unique_ptr<SofiEngine> make_sofi_engine(const Device& device, const SofiProblem& problem, std::int64_t chunk_frames);
 std::unique_ptr<FrcEngine> make_frc_engine(const Device& device, const FrcGeometry& geometry);
+// Decorrelation analysis (frc decorr): FFTW on the CPU, cuFFT on a GPU.
+std::unique_ptr<DecorrEngine> make_decorr_engine(const Device& device, const DecorrGeometry& geometry);
 // RCC's correlations (fit2d undrift): FFTW on the CPU, cuFFT on a GPU.
 std::unique_ptr<CorrelationEngine> make_correlation_engine(const Device& device, const CorrelationGeometry& geometry);
 // fit2d render's accumulation: one thread on the CPU, atomics on a GPU.

@@ -23,6 +23,7 @@ class LocalizeEngine;
 class SmreEngine;
 class SofiEngine;
 class FrcEngine;
+class DecorrEngine;
 class CorrelationEngine;
 class RenderEngine;
 class DeconvolveEngine;
@@ -34,6 +35,7 @@ struct LocalizeSettings;
 struct SmreProblem;
 struct SofiProblem;
 struct FrcGeometry;
+struct DecorrGeometry;
 struct CorrelationGeometry;
 struct RenderGeometry;
 
@@ -56,6 +58,7 @@ struct Accelerator {
   std::unique_ptr<SmreEngine> (*make_smre_engine)(int gpu, const SmreProblem& problem, std::int64_t max_batch);
   std::unique_ptr<SofiEngine> (*make_sofi_engine)(int gpu, const SofiProblem& problem, std::int64_t chunk_frames);
   std::unique_ptr<FrcEngine> (*make_frc_engine)(int gpu, const FrcGeometry& geometry);
+  std::unique_ptr<DecorrEngine> (*make_decorr_engine)(int gpu, const DecorrGeometry& geometry);
   std::unique_ptr<CorrelationEngine> (*make_correlation_engine)(int gpu, const CorrelationGeometry& geometry);
   std::unique_ptr<RenderEngine> (*make_render_engine)(int gpu, const RenderGeometry& geometry);
   std::unique_ptr<DeconvolveEngine> (*make_deconvolve_engine)(int gpu);

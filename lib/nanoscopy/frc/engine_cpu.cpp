@@ -8,16 +8,11 @@
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/frc/engine.hpp"
 #include "nanoscopy/frc/frc_math.hpp"
+#include "nanoscopy/frc/fftw_lock.hpp"
 #include "nanoscopy/frc/frc_validate.hpp"
 
 namespace nanoscopy {
 namespace {
-
-// FFTW's planner is not thread-safe; execution of distinct plans is.
-std::mutex& planner_mutex() {
-  static std::mutex m;
-  return m;
-}
 
 struct FftwFree {
   void operator()(void* p) const { fftw_free(p); }
@@ -40,13 +35,13 @@ class CpuFrcEngine final : public FrcEngine {
       throw InputError("frc",
                        "out of memory for a " + std::to_string(g.width) + "x" + std::to_string(g.height) + " FFT");
     const int n[2] = {static_cast<int>(g.height), static_cast<int>(g.width)};
-    std::lock_guard lock(planner_mutex());
+    std::lock_guard lock(fftw_planner_mutex());
     plan_ = fftw_plan_many_dft_r2c(2, n, 2, in_.get(), nullptr, 1, static_cast<int>(real), out_.get(), nullptr, 1,
                                    static_cast<int>(complex), FFTW_ESTIMATE);
     if (!plan_) throw InputError("frc", "FFTW could not plan the transform");
   }
   ~CpuFrcEngine() override {
-    std::lock_guard lock(planner_mutex());
+    std::lock_guard lock(fftw_planner_mutex());
     fftw_destroy_plan(plan_);
   }
   CpuFrcEngine(const CpuFrcEngine&) = delete;
@@ -105,6 +100,11 @@ class CpuFrcEngine final : public FrcEngine {
 };
 
 }  // namespace
+
+std::mutex& fftw_planner_mutex() {
+  static std::mutex m;
+  return m;
+}
 
 std::unique_ptr<FrcEngine> make_cpu_frc_engine(const FrcGeometry& geometry) {
   check_frc_geometry(geometry);

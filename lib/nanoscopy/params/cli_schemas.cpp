@@ -182,6 +182,12 @@ const Schema& frc_schema() {
              "localizations' extent)");
     s.integer("FRC/time blocks", 20, 2, 1000000, "localizations: blocks of consecutive frames, half to each image (even)");
     s.integer("FRC/seed", 1, 0, {}, "localizations: seed of the random assignment of time blocks");
+    // frc decorr (decorrelation analysis, Descloux et al. 2019; ImDecorr's getDcorr).
+    s.integer("Decorr/radii", 50, 30, 200, "decorr: mask radii Nr per curve, linspace(0, 1, Nr) of the normalised frequency");
+    s.integer("Decorr/filters", 10, 5, 31, "decorr: Gaussian high-pass filters Ng per refinement step");
+    s.real("Decorr/apodization", 20, 0, {},
+           "decorr: edge apodization band in px (half-sine taper to the image mean; at most a quarter of each side)");
+    s.choice("Decorr/units", "nm", {"nm", "um"}, "decorr: unit of the reported resolution when the pixel size is known");
     return s;
   }();
   return schema;
