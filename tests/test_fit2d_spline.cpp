@@ -83,7 +83,7 @@ TEST_CASE("fit2d --calibration psf.h5: spline 3D fits, z and lpz without d_zcali
     CHECK(contains(r.output, "fit:                mle"));
     CHECK(contains(r.output, "spline model (3D: "));
     const auto locs = read_localizations(out, 100.0);
-    CHECK(locs.size() >= truth.size() * 95 / 100);
+    REQUIRE(locs.size() >= truth.size() * 95 / 100);
     std::vector<double> dz;
     for (const auto& l : locs) {
       CHECK(std::isfinite(l.z));

@@ -360,7 +360,7 @@ void run_spline_fit_bench(const FitBenchOptions& given, std::uint64_t seed, int 
       << "\n\nCPU: " << doc["machine"]["cpu"].get<std::string>();
   for (const auto& g : doc["machine"]["gpus"]) out << "; GPU " << g["index"] << ": " << g["name"].get<std::string>();
   out << "\n\nSpline: " << doc["parameters"]["calibration"].get<std::string>() << ", " << psf->size_x + 1 << "×"
-      << psf->size_y + 1 << "×" << psf->size_z + 1 << " voxels (" << fmt(psf->coefficients.size() * 4 / 1e6)
+      << psf->size_y + 1 << "×" << psf->size_z + 1 << " voxels (" << fmt(static_cast<double>(psf->coefficients.size()) * 4 / 1e6)
       << " MB of coefficients); spots " << kPhotons << " photons, " << kBackground << " background photons/px, z "
       << z_lo << " to " << z_hi << " nm.\n";
   if (!doc["throughput"].empty()) {

@@ -42,7 +42,9 @@ Localization to_localization(const FitResult& fit, std::int64_t frame, int x0, i
     loc.photons_unc = static_cast<double>(fit.crlb_photons) * camera.photons_per_adu() * f;
     loc.bg_unc = static_cast<double>(fit.crlb_background) * camera.photons_per_adu() * f;
     if (model == ShapeModel::spline) {
-      // No width parameters: sx, sy are the spline's second-moment widths, not fitted.
+      // No width parameters: sx, sy are the spline's second-moment widths, not fitted; 0, not NaN
+      // (Picasso drops a row with a NaN field).
+      loc.sx_unc = loc.sy_unc = 0;
     } else if (three_d) {
       double sx = 0, sy = 0, dsx = 0, dsy = 0;
       settings.astigmatism.evaluate(static_cast<double>(fit.z), sx, sy, dsx, dsy);
