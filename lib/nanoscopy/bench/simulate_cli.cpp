@@ -266,7 +266,7 @@ void run_simulate_movie(MovieCliOptions o, std::uint64_t seed, bool quiet) {
       const auto& p = s.pupil->settings();
       f << "\nSimulation.PSF: pupil\nSimulation.NA: " << p.na << "\nSimulation.Wavelength [nm]: " << p.wavelength_nm
         << "\nSimulation.Immersion index: " << p.n_immersion << "\nSimulation.Sample index: " << p.n_sample
-        << "\nSimulation.Focus depth [nm]: " << p.focus_depth_nm << "\nSimulation.Zernike (Noll: waves RMS): {";
+        << "\nSimulation.Focus depth [nm]: " << p.focus_depth_nm << "\nSimulation.Zernike [Noll index, waves RMS]: {";
       for (std::size_t i = 0; i < p.zernike.size(); ++i)
         f << (i ? ", " : "") << p.zernike[i].noll << ": " << p.zernike[i].waves_rms;
       f << "}";

@@ -176,13 +176,14 @@ std::vector<EmitterTruth> simulate_movie(const MovieSettings& m, const std::stri
   std::vector<Emitter> emitters(static_cast<std::size_t>(m.z_stack ? 0 : m.emitters));
   std::bernoulli_distribution starts_on(m.on_fraction);
   if (m.z_stack && m.pupil) {
-    // Beads of the pupil PSF, a window apart where the frame has room (100 tries each).
-    const double apart = 2.0 * m.pupil->settings().half_width_px + 1;
+    // Beads of the pupil PSF, 26 px apart in x or y where the frame has room (1000 tries each): fit2d
+    // calibrate --model spline uses beads whose 25 px cuts (its default box 21 + 4) do not overlap.
+    const double apart = 26;
     for (int k = 0; k < m.beads; ++k) {
       double x = ux(rng), y = uy(rng);
-      for (int tries = 0; tries < 100; ++tries) {
+      for (int tries = 0; tries < 1000; ++tries) {
         bool clear = true;
-        for (const auto& e : emitters) clear = clear && std::hypot(e.x - x, e.y - y) >= apart;
+        for (const auto& e : emitters) clear = clear && std::max(std::abs(e.x - x), std::abs(e.y - y)) >= apart;
         if (clear) break;
         x = ux(rng), y = uy(rng);
       }
