@@ -92,7 +92,9 @@ struct Candidate {
 void smooth_lines(std::vector<float>& data, std::int64_t n, std::int64_t stride, const std::vector<std::int64_t>& starts,
                   double period_samples) {
   if (n < 3 || !(period_samples > 2)) return;
-  const double lambda = std::pow(period_samples / (2 * std::numbers::pi), 4);
+  // λ at most 1e10 (a period of ≈ 2000 samples, the line's least-squares straight line for any stack):
+  // beyond it I + λDᵀD (D's null space: straight lines) is too ill-conditioned for the factorisation.
+  const double lambda = std::min(1e10, std::pow(period_samples / (2 * std::numbers::pi), 4));
   // A = I + λ DᵀD (D: second differences), symmetric pentadiagonal, positive definite (eigenvalues ≥ 1):
   // its banded Cholesky factor L (diagonal, first and second subdiagonal) exists and is finite.
   std::vector<double> a0(static_cast<std::size_t>(n), 1), a1(static_cast<std::size_t>(n), 0),
@@ -131,6 +133,9 @@ void smooth_lines(std::vector<float>& data, std::int64_t n, std::int64_t stride,
       if (i + 2 < n) v -= l2[u + 2] * y[u + 2];
       y[u] = v / l0[u];
     }
+    bool finite = true;
+    for (const double v : y) finite = finite && std::isfinite(v) && std::abs(v) < 3e38;
+    if (!finite) continue;  // never: the line is left as it was rather than made NaN
     for (std::int64_t i = 0; i < n; ++i) data[static_cast<std::size_t>(s + i * stride)] = static_cast<float>(y[static_cast<std::size_t>(i)]);
   }
 }

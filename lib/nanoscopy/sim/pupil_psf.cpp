@@ -141,19 +141,21 @@ PupilPsf::PupilPsf(const PupilPsfSettings& settings, double z_min_nm, double z_m
     std::int64_t index;
     double base_phase;  // Zernike + index-mismatch phase, rad
     double kz;          // 2π·sqrt((n_s/λ)² − k²): the phase per nm of z
+    double amplitude;
   };
   std::vector<PupilSample> pupil;
   const auto freq = [&](std::int64_t i) { return static_cast<double>(i < n / 2 ? i : i - n) * dk; };
   for (std::int64_t iy = 0; iy < n; ++iy)
     for (std::int64_t ix = 0; ix < n; ++ix) {
-      const double fx = freq(ix), fy = freq(iy), k2 = fx * fx + fy * fy;
-      if (k2 > k_max * k_max) continue;
-      const double rho = std::sqrt(k2) / k_max, theta = std::atan2(fy, fx);
+      const double fx = freq(ix), fy = freq(iy), k2 = fx * fx + fy * fy, kr = std::sqrt(k2);
+      if (kr > k_max) continue;
+      const double amplitude = 1;  // a hard edge: cells weighted by their area inside shift the rings more
+      const double rho = std::min(1.0, kr / k_max), theta = std::atan2(fy, fx);
       double phase = 0;
       for (const auto& t : s.zernike) phase += 2 * kPi * t.waves_rms * zernike_noll(t.noll, rho, theta);
       const double kzs = std::sqrt(std::max(0.0, ks * ks - k2)), kzi = std::sqrt(std::max(0.0, ki * ki - k2));
       phase += 2 * kPi * s.focus_depth_nm * (kzs - kzi);
-      pupil.push_back({iy * n + ix, phase, 2 * kPi * kzs});
+      pupil.push_back({iy * n + ix, phase, 2 * kPi * kzs, amplitude});
     }
   // The pixel's transfer function with the FFT round trip's 1/n² and the samples per pixel (a/Δ)².
   std::vector<double> transfer(static_cast<std::size_t>(n));
@@ -162,51 +164,56 @@ PupilPsf::PupilPsf(const PupilPsfSettings& settings, double z_min_nm, double z_m
                                                  static_cast<double>(n));
   const double scale = static_cast<double>(os) * os / (static_cast<double>(n) * static_cast<double>(n));
 
-  fftw_plan backward{}, forward{};
+  // The field: a complex 2D FFT of the pupil; the pixel integration: the intensity's real-to-complex FFT,
+  // times the pixel's transfer function, and back (complex-to-real).
+  const std::int64_t nh = n / 2 + 1;
+  fftw_plan field_plan{}, forward{}, backward{};
   {
-    auto a_buf = complex_buffer(n * n), b_buf = complex_buffer(n * n);
+    auto a_buf = complex_buffer(n * n), b_buf = complex_buffer(n * n), spec = complex_buffer(n * nh);
+    std::unique_ptr<double[], FftwFree> real(static_cast<double*>(fftw_malloc(sizeof(double) * static_cast<std::size_t>(n * n))));
     std::lock_guard lock(fftw_plan_mutex());
-    backward = fftw_plan_dft_2d(static_cast<int>(n), static_cast<int>(n), a_buf.get(), b_buf.get(), FFTW_BACKWARD,
-                                FFTW_ESTIMATE);
-    forward = fftw_plan_dft_2d(static_cast<int>(n), static_cast<int>(n), a_buf.get(), b_buf.get(), FFTW_FORWARD,
-                               FFTW_ESTIMATE);
+    const int ni = static_cast<int>(n);
+    field_plan = fftw_plan_dft_2d(ni, ni, a_buf.get(), b_buf.get(), FFTW_BACKWARD, FFTW_ESTIMATE);
+    forward = fftw_plan_dft_r2c_2d(ni, ni, real.get(), spec.get(), FFTW_ESTIMATE);
+    backward = fftw_plan_dft_c2r_2d(ni, ni, spec.get(), real.get(), FFTW_ESTIMATE);
   }
-  if (!backward || !forward) throw InputError("pupil PSF", "FFTW could not plan a " + std::to_string(n) + "² FFT");
+  if (!field_plan || !forward || !backward)
+    throw InputError("pupil PSF", "FFTW could not plan a " + std::to_string(n) + "² FFT");
 
 #pragma omp parallel
   {
-    auto a_buf = complex_buffer(n * n), b_buf = complex_buffer(n * n);
+    auto a_buf = complex_buffer(n * n), b_buf = complex_buffer(n * n), spec = complex_buffer(n * nh);
+    std::unique_ptr<double[], FftwFree> real(static_cast<double*>(fftw_malloc(sizeof(double) * static_cast<std::size_t>(n * n))));
 #pragma omp for schedule(dynamic)
     for (std::int64_t sl = 0; sl < slices_; ++sl) {
       const double z = z0_ + step_ * static_cast<double>(sl);
       std::fill_n(&a_buf[0][0], 2 * n * n, 0.0);
       for (const auto& p : pupil) {
         const double phi = p.base_phase + p.kz * z;
-        a_buf[p.index][0] = std::cos(phi);
-        a_buf[p.index][1] = std::sin(phi);
+        a_buf[p.index][0] = p.amplitude * std::cos(phi);
+        a_buf[p.index][1] = p.amplitude * std::sin(phi);
       }
-      fftw_execute_dft(backward, a_buf.get(), b_buf.get());  // the field at the samples
+      fftw_execute_dft(field_plan, a_buf.get(), b_buf.get());  // the field at the samples
       double total = 0;
       for (std::int64_t k = 0; k < n * n; ++k) {
         const double v = b_buf[k][0] * b_buf[k][0] + b_buf[k][1] * b_buf[k][1];
-        a_buf[k][0] = v;
-        a_buf[k][1] = 0;
+        real[k] = v;
         total += v;
       }
-      fftw_execute_dft(forward, a_buf.get(), b_buf.get());  // the intensity's spectrum
-      const double norm = scale / total;                    // photons per sample cell sum to 1
+      fftw_execute_dft_r2c(forward, real.get(), spec.get());  // the intensity's spectrum
+      const double norm = scale / total;                       // photons per sample cell sum to 1
       for (std::int64_t iy = 0; iy < n; ++iy)
-        for (std::int64_t ix = 0; ix < n; ++ix) {
+        for (std::int64_t ix = 0; ix < nh; ++ix) {
           const double h = norm * transfer[static_cast<std::size_t>(ix)] * transfer[static_cast<std::size_t>(iy)];
-          b_buf[iy * n + ix][0] *= h;
-          b_buf[iy * n + ix][1] *= h;
+          spec[iy * nh + ix][0] *= h;
+          spec[iy * nh + ix][1] *= h;
         }
-      fftw_execute_dft(backward, b_buf.get(), a_buf.get());  // J: photons in a pixel centred at the sample
+      fftw_execute_dft_c2r(backward, spec.get(), real.get());  // J: photons in a pixel centred at the sample
       float* out = table_.data() + sl * grid_ * grid_;
       for (std::int64_t gy = 0; gy < grid_; ++gy)
         for (std::int64_t gx = 0; gx < grid_; ++gx) {
           const std::int64_t sy = ((gy - centre_) % n + n) % n, sx = ((gx - centre_) % n + n) % n;
-          out[gy * grid_ + gx] = static_cast<float>(a_buf[sy * n + sx][0]);
+          out[gy * grid_ + gx] = static_cast<float>(real[sy * n + sx]);
         }
       double sum = 0;
       for (int v = -s.half_width_px; v <= s.half_width_px; ++v)
@@ -217,8 +224,9 @@ PupilPsf::PupilPsf(const PupilPsfSettings& settings, double z_min_nm, double z_m
   }
   {
     std::lock_guard lock(fftw_plan_mutex());
-    fftw_destroy_plan(backward);
+    fftw_destroy_plan(field_plan);
     fftw_destroy_plan(forward);
+    fftw_destroy_plan(backward);
   }
 }
 

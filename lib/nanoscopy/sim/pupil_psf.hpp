@@ -19,7 +19,8 @@
 // over the unit disc; amplitudes a_j in WAVELENGTHS RMS (0.1 = λ/10 RMS, a phase of 2π·0.1 rad RMS).
 //
 // Computed with FFTW: the pupil on a k-grid (at least 32 samples across its
-// radius), one 2D FFT per z to the field on a grid of pixel/oversampling, the
+// radius: the field it gives is the true one plus its copies 32 λ/NA away, ≈ 0.3 % of the
+// peak in focus), one 2D FFT per z to the field on a grid of pixel/oversampling, the
 // intensity's Fourier transform times the pixel's transfer function
 // sinc(a·fx)·sinc(a·fy) (exact pixel integration of the band-limited
 // intensity), and the inverse FFT: J_z(x, y), the fraction of the photons that
