@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/bench/simulate_cli.hpp"
 #include "nanoscopy/sim/pupil_psf.hpp"
 
 using namespace nanoscopy;
@@ -187,4 +188,15 @@ TEST_CASE("pupil PSF: settings that are not physical are usage errors") {
   CHECK_THROWS_AS(PupilPsf(s, 0, 0), UsageError);
   s = PupilPsfSettings{};
   CHECK_THROWS_AS(PupilPsf(s, 10, -10), UsageError);
+}
+
+TEST_CASE("bench simulate movie --zernike: NOLL:WAVES_RMS lists") {
+  const auto t = parse_zernike_list("6:0.12,8:-0.03,11:0.04", "--zernike");
+  REQUIRE(t.size() == 3);
+  CHECK(t[0].noll == 6);
+  CHECK(t[1].waves_rms == doctest::Approx(-0.03));
+  CHECK(t[2].noll == 11);
+  CHECK(parse_zernike_list("none", "--zernike").empty());
+  for (const char* bad : {"6", "6:", "x:0.1", "6:0.1x", "0:0.1", "6:20", "6:0.1,,8:0.1"})
+    CHECK_THROWS_AS(parse_zernike_list(bad, "--zernike"), UsageError);
 }
