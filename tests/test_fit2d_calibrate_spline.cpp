@@ -174,21 +174,21 @@ TEST_CASE("smooth_lines: the discrete smoothing spline keeps lines, removes nois
   std::normal_distribution<double> noise(0, 1);
   const std::int64_t n = 401;
   std::vector<float> data(static_cast<std::size_t>(n)), line(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) line[static_cast<std::size_t>(i)] = static_cast<float>(2 + 0.01 * i);
+  for (std::int64_t i = 0; i < n; ++i) line[static_cast<std::size_t>(i)] = static_cast<float>(2 + 0.01 * static_cast<double>(i));
   data = line;
   smooth_lines(data, n, 1, {0}, 1e5);  // a huge period (λ capped at 1e10): still the line itself
   for (std::int64_t i = 0; i < n; ++i)
     CHECK(data[static_cast<std::size_t>(i)] == doctest::Approx(line[static_cast<std::size_t>(i)]).epsilon(1e-4));
   double before = 0, after = 0;
   for (std::int64_t i = 0; i < n; ++i) {
-    const double truth = std::sin(2 * std::numbers::pi * i / 200.0);
+    const double truth = std::sin(2 * std::numbers::pi * static_cast<double>(i) / 200.0);
     data[static_cast<std::size_t>(i)] = static_cast<float>(truth + noise(rng));
     before += std::pow(data[static_cast<std::size_t>(i)] - truth, 2);
   }
   smooth_lines(data, n, 1, {0}, 40);
   for (std::int64_t i = 0; i < n; ++i) {
     REQUIRE(std::isfinite(data[static_cast<std::size_t>(i)]));
-    after += std::pow(data[static_cast<std::size_t>(i)] - std::sin(2 * std::numbers::pi * i / 200.0), 2);
+    after += std::pow(data[static_cast<std::size_t>(i)] - std::sin(2 * std::numbers::pi * static_cast<double>(i) / 200.0), 2);
   }
   CHECK(after < 0.15 * before);
 }
@@ -254,7 +254,8 @@ TEST_CASE("SMAP's *_3dcal.mat from fit2d calibrate: scipy.io.loadmat reads what 
               .exit_code == 0);
   const auto mat = (dir.path() / "psf_3dcal.mat").string(), h5 = (dir.path() / "psf.h5").string();
   const auto a = app("fit2d", "calibrate " + shell_quote(stack) + " --z-step 20 --model spline -o " + shell_quote(mat));
-  const auto b = app("fit2d", "calibrate " + shell_quote(stack) + " --z-step 20 --model spline -o " + shell_quote(h5) +
+  // --model auto (the default): the spline for a .h5 name.
+  const auto b = app("fit2d", "calibrate " + shell_quote(stack) + " --z-step 20 -o " + shell_quote(h5) +
                                   " --plot " + shell_quote((dir.path() / "other.png").string()));
   INFO(a.output << b.output);
   REQUIRE(a.exit_code == 0);

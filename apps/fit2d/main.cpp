@@ -87,9 +87,10 @@ int main(int argc, char** argv) {
                             "ROI edge in pixels (odd; defocused beads are wide) [default: 15; spline: 21, the spline's "
                             "width: beads closer than box + 4 px to each other are not used]");
   calibrate_cmd->add_option("--model", calibrate.model,
-                            "spline: the measured PSF (any shape, reaches the CRB); astigmatic: Gaussian widths vs z")
+                            "spline: the measured PSF (any shape, reaches the CRB); astigmatic: Gaussian widths vs z; "
+                            "auto: spline for -o *.h5 or *.mat, astigmatic for a JSON")
       ->default_val(calibrate.model)
-      ->check(CLI::IsMember({"astigmatic", "spline"}));
+      ->check(CLI::IsMember({"auto", "astigmatic", "spline"}));
   calibrate_cmd->add_option("--smooth-z", calibrate.smooth_z_nm,
                             "spline: smoothing along z, the cut-off period in nm (a PSF has no detail finer than "
                             "wavelength/n, about 500 nm; noise has); 0: none")

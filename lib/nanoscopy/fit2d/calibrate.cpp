@@ -120,7 +120,12 @@ void run_spline_calibrate(const Fit2dCalibrateOptions& o, ToolContext& ctx, std:
 
 }  // namespace
 
-void run_fit2d_calibrate(const Fit2dCalibrateOptions& o_in, ToolContext& ctx, std::ostream& out) {
+void run_fit2d_calibrate(const Fit2dCalibrateOptions& given, ToolContext& ctx, std::ostream& out) {
+  Fit2dCalibrateOptions o_in = given;
+  if (o_in.model.empty() || o_in.model == "auto") {  // by the calibration's name
+    const std::string ext = lower_extension(o_in.output);
+    o_in.model = ext == ".h5" || ext == ".hdf5" || ext == ".mat" ? "spline" : "astigmatic";
+  }
   if (o_in.model == "spline") {
     if (!(o_in.z_step > 0) || !std::isfinite(o_in.z_step)) throw UsageError("--z-step", "must be a positive number of nm");
     if (o_in.z_step > kMaxCalibrationRangeNm)

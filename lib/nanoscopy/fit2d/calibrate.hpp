@@ -25,7 +25,8 @@ struct Fit2dCalibrateOptions {
   std::optional<double> z0;    // nm of frame 0; unset: the centre frame is z = 0
   int box = 0;                 // ROI edge (defocused beads are wide); 0: 15 (astigmatic), 21 (spline)
   bool higher_order = true;    // fit the A, B terms of the defocus curves
-  std::string model = "astigmatic";  // or "spline": the bead PSF itself (fit2d/calibrate_spline.hpp)
+  std::string model = "auto";  // "spline" (the bead PSF itself, fit2d/calibrate_spline.hpp), "astigmatic";
+                               // auto: spline for a .h5/.hdf5/.mat output, astigmatic otherwise (a JSON)
   double smooth_z_nm = 200;    // spline: cut-off period of the smoothing along z, nm
   double smooth_xy_px = 0;     // spline: the same in x, y, px (0: none)
 };

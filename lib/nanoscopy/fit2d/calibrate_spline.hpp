@@ -14,8 +14,9 @@
 //     of its ROI's border over all frames), scaled to unit sum.
 //  4. Alignment by cross-correlation: x, y from the z projections (±2 px), z from
 //     the stacks (±z_search_nm), each refined to sub-voxel by a parabola through
-//     the correlation's peak and its neighbours; the beads are resampled (Keys
-//     cubic in x, y, z) onto the reference and averaged; twice, the second time
+//     the correlation's peak and its neighbours; the beads are resampled (a
+//     Fourier phase ramp in x, y — exact for a PSF sampled at Nyquist or finer —
+//     Keys cubic in z) onto the reference and averaged; twice, the second time
 //     against the first average. Shifts are re-centred on their mean (the
 //     average is the mean bead). Beads whose residual against the average is
 //     beyond 3× the median residual are dropped (with 3 or more beads).
