@@ -188,6 +188,7 @@ int main(int argc, char** argv) {
   app.bind("--camera-maps", "Camera/maps");
   app.bind("--calibration", "Fit/calibration");
   app.bind("--z-range", "Fit/z range");
+  app.bind("--z-factor", "Fit/z factor");
   app.bind("--max-iterations", "Fit/max iterations");
   app.set_footer(
       "Examples:\n"
@@ -197,6 +198,7 @@ int main(int argc, char** argv) {
       "  fit2d calibrate beads.tif --z-step 10 --model spline -o psf.h5   3D calibration (the beads' own PSF)\n"
       "  fit2d calibrate zstack.tif --z-step 20 -o astig.json   astigmatic 3D calibration from beads\n"
       "  fit2d movie.tif --calibration astig.json -o locs.hdf5  3D: x, y, z (nm) and lpz\n"
+      "  fit2d movie.tif --calibration psf.h5 --box 13 -o locs.hdf5   3D with the measured PSF (spline model)\n"
       "  fit2d filter locs.hdf5 -o good.hdf5 --where 'photons > 500 and lpx < 0.1'   keep the good ones\n"
       "  fit2d link locs.hdf5 -o linked.hdf5 --radius 0.8px --max-dark 1   one localization per blink (the defaults)\n"
       "  fit2d render locs.hdf5 -o picture.tif --pixel 10   the picture (+ picture.png with a scale bar)\n"

@@ -13,6 +13,7 @@
 #include "common/owners.hpp"
 #include "fit/fit_kernels.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/spline_psf.hpp"
 
 namespace nanoscopy::cuda {
 namespace {
@@ -56,6 +57,7 @@ struct FitPlan::Impl {
   int device = 0;
   int multiprocessors = 1;
   FitSettings settings;
+  DeviceBuffer<float> d_spline;  // the spline model's coefficient table, uploaded once per plan
   FitPlanOptions options;
   std::vector<Slot> slots;
   // Host to host, the staging copies bound the pipeline, not PCIe: on the H100 machine (16 cores, 1e6 9×9
@@ -104,6 +106,15 @@ FitPlan::FitPlan(int device, const FitSettings& settings, const FitPlanOptions& 
   DeviceGuard guard(device);
   NANOSCOPY_CUDA_CHECK(cudaDeviceGetAttribute(&impl_->multiprocessors, cudaDevAttrMultiProcessorCount, device));
   preload_fit_kernels(impl_->settings.precision, impl_->settings.estimator);
+  if (settings.model == ShapeModel::spline) {
+    if (!settings.spline) throw UsageError("fit", "the spline model needs a spline PSF (a calibration)");
+    if (settings.precision == FitPrecision::fp64)
+      throw UsageError("fit", "the spline fit runs in float on the GPU (--precision auto or float)");
+    preload_spline_fit_kernels(settings.estimator);
+    const auto& c = settings.spline->coefficients;
+    impl_->d_spline = DeviceBuffer<float>(c.size());
+    NANOSCOPY_CUDA_CHECK(cudaMemcpy(impl_->d_spline.get(), c.data(), c.size() * sizeof(float), cudaMemcpyHostToDevice));
+  }
   impl_->slots.resize(static_cast<std::size_t>(std::max(1, options.streams)));
 }
 
@@ -154,6 +165,7 @@ void FitPlan::fit_device(const void* d_pixels, PixelType type, std::int64_t coun
   launch.out = d_out;
   launch.variance_shift = d_variance_shift;
   launch.settings = impl_->settings;
+  launch.spline_coefficients = impl_->d_spline.get();
   launch_fit(launch, fit_geometry(width, height, count, impl_->options.lanes_per_fit, impl_->multiprocessors,
                       impl_->settings.precision, impl_->settings.estimator), stream);
 }

@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "common/cuda_check.hpp"
 #include "fit/fit_kernels.hpp"
@@ -44,8 +45,20 @@ void launch_in(const FitLaunch& launch, const FitGeometry& geo, cudaStream_t str
   const std::int64_t blocks = (launch.count + geo.fits_per_block - 1) / geo.fits_per_block;
   if (blocks > 0x7fffffff) throw UsageError("fit", "too many ROIs for one launch");
   // The model list (model_list.hpp) instantiates one kernel family per model.
-  if (launch.settings.estimator != Estimator::lsq && !(launch.settings.photons_per_value > 0))
+  if ((launch.settings.estimator != Estimator::lsq || launch.settings.model == ShapeModel::spline) &&
+      !(launch.settings.photons_per_value > 0))
     throw UsageError("fit", "photons per pixel value must be positive");
+  if (launch.settings.model == ShapeModel::spline) {
+    if constexpr (std::is_same_v<T, double>) {
+      throw UsageError("fit", "the spline fit runs in float on the GPU (--precision auto or float)");
+    } else {
+      if (!launch.settings.spline || !launch.spline_coefficients)
+        throw UsageError("fit", "the spline model needs a spline PSF (a calibration)");
+      launch_spline(args, make_spline_model(*launch.settings.spline, launch.settings.z_factor, launch.spline_coefficients),
+                    launch.settings.estimator, launch.pixels_u16, stream);
+    }
+    return;
+  }
   const bool known = dispatch_model(launch.settings.model, [&]<class M>(M) {
     launch_model<M, T>(args, make_model<M>(launch.settings), launch.settings.estimator, launch.pixels_u16, geo,
                        static_cast<int>(blocks), stream);
@@ -92,6 +105,10 @@ void launch_fit(const FitLaunch& launch, const FitGeometry& geo, cudaStream_t st
     launch_in<double>(launch, geo, stream);
   else
     launch_in<float>(launch, geo, stream);
+}
+
+void preload_spline_fit_kernels(Estimator estimator) {
+  preload_spline_kernels(estimator);
 }
 
 void preload_fit_kernels(FitPrecision precision, Estimator estimator) {

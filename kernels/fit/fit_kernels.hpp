@@ -43,6 +43,7 @@ struct FitLaunch {
   const SpotGuess* initial = nullptr;  // device, count guesses, or null
   FitResult* out = nullptr;            // device, count results
   FitSettings settings;
+  const float* spline_coefficients = nullptr;  // device copy of settings.spline's table (ShapeModel::spline)
 };
 
 // Asynchronous on `stream`; count 0 launches nothing.
@@ -54,5 +55,8 @@ void launch_fit(const FitLaunch& launch, const FitGeometry& geometry, cudaStream
 // split chunk can pick another lane count, whose first launch on a nearly full
 // device would then fail.
 void preload_fit_kernels(FitPrecision precision, Estimator estimator = Estimator::lsq);
+
+// The spline model's kernels of `estimator` (fit_kernels_spline.cu), loaded now as preload_fit_kernels does.
+void preload_spline_fit_kernels(Estimator estimator);
 
 }  // namespace nanoscopy::cuda

@@ -11,6 +11,7 @@
 
 #include "fit/fit_kernels.hpp"
 #include "nanoscopy/fit/fit_types.hpp"
+#include "nanoscopy/fit/models/spline3d.hpp"
 #include "nanoscopy/fit/real.hpp"
 
 namespace nanoscopy::cuda::fit_launch {
@@ -46,5 +47,11 @@ void launch_model(const KernelArgs<T>& args, const M& model, Estimator estimator
 // Loads every lane count and pixel type of model M, precision T and `estimator` (preload_fit_kernels).
 template <class M, class T>
 void preload_model(Estimator estimator);
+
+// The spline model's kernels (fit_kernels_spline.cu): float only, one thread per fit; `model` holds
+// the device copy of the coefficients (FitLaunch::spline_coefficients).
+void launch_spline(const KernelArgs<float>& args, const Spline3d& model, Estimator estimator, bool pixels_u16,
+                   cudaStream_t stream);
+void preload_spline_kernels(Estimator estimator);
 
 }  // namespace nanoscopy::cuda::fit_launch

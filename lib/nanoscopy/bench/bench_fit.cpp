@@ -25,6 +25,7 @@
 #include "nanoscopy/io/table_writer.hpp"
 #include "nanoscopy/bench/bench_common.hpp"
 #include "nanoscopy/bench/crb.hpp"
+#include "nanoscopy/bench/bench_spline.hpp"
 
 namespace nanoscopy {
 namespace {
@@ -484,10 +485,17 @@ void add_fit_bench_options(CLI::App& cmd, FitBenchOptions& o) {
   cmd.add_option("--devices", o.devices, "devices to measure (cpu, cuda:N); default: cpu and every GPU")->delimiter(',');
   cmd.add_option("--cpu-max-batch", o.cpu_max_batch, "skip CPU cells with more fits per call")->default_val(o.cpu_max_batch);
   cmd.add_option("--accuracy-fits", o.accuracy_fits, "fits per accuracy condition")->default_val(o.accuracy_fits);
-  cmd.add_option("--model", o.model, "spot model: sampled, integrated, elliptical or astigmatic (3D, the built-in "
-                                    "calibration)")
+  cmd.add_option("--model", o.model, "spot model: sampled, integrated, elliptical, astigmatic (3D, the built-in "
+                                    "calibration) or spline (3D, a 27x27x121-voxel astigmatic spline or --calibration; "
+                                    "sizes 9,11,13 and mle unless given)")
       ->default_val(o.model)
-      ->check(CLI::IsMember({"sampled", "integrated", "elliptical", "astigmatic"}));
+      ->check(CLI::IsMember({"sampled", "integrated", "elliptical", "astigmatic", "spline"}));
+  cmd.add_option("--calibration", o.calibration, "--model spline: a spline calibration (psf.h5) to fit with")
+      ->type_name("FILE");
+  cmd.add_option("--gpufit", o.gpufit,
+                 "--model spline: Gpufit's libGpufit.so; its SPLINE_3D model fits the same ROIs (dlopen'ed, MLE, "
+                 "tolerance 1e-4) and its fits/s and estimates are reported beside ours")
+      ->type_name("LIB");
   cmd.add_option("--estimators", o.estimators, "estimators to measure: lsq (the paper's), wlsq, mle")
       ->delimiter(',')->default_str("lsq")->check(CLI::IsMember({"lsq", "wlsq", "mle"}));
   cmd.add_option("--fit-precision", o.precisions, "the GPUs' fit arithmetic to measure (the CPU: double)")
@@ -499,6 +507,9 @@ void add_fit_bench_options(CLI::App& cmd, FitBenchOptions& o) {
 }
 
 void run_fit_bench(FitBenchOptions o, std::uint64_t seed, int repeats, bool quiet, std::ostream& out) {
+  if (o.model == "spline") return run_spline_fit_bench(o, seed, repeats, quiet, out);
+  if (!o.calibration.empty() || !o.gpufit.empty())
+    throw UsageError(o.gpufit.empty() ? "--calibration" : "--gpufit", "is for --model spline");
   if (o.quick) {
     o.sizes = {7, 9, 13};
     o.batches = {10, 1000, 10000};

@@ -32,6 +32,10 @@ struct FitBenchOptions {
   bool throughput = true;
   bool accuracy = true;
   std::string json;
+  // --model spline (bench/bench_spline.hpp): a spline calibration to use instead of the built-in
+  // astigmatic one, and Gpufit's library to compare with.
+  std::string calibration;
+  std::string gpufit;
 };
 
 void add_fit_bench_options(CLI::App& cmd, FitBenchOptions& options);

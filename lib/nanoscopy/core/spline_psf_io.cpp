@@ -9,6 +9,7 @@
 
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/io/hdf5_util.hpp"
 
 namespace nanoscopy {
@@ -70,6 +71,7 @@ bool looks_like_hdf5(const std::string& path) {
 }
 
 SplinePsf read_spline_calibration(const std::string& path) {
+  plan_input(path, "the calibration");  // never an output of the same run
   h5::silence_errors();
   if (!looks_like_hdf5(path)) throw InputError(path, "not an HDF5 file (a spline calibration psf.h5 was expected)");
   h5::Id access = h5::read_access_plist();

@@ -7,6 +7,7 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "nanoscopy/config.hpp"
@@ -17,6 +18,7 @@
 #include "nanoscopy/fit/initial_estimate.hpp"
 #include "nanoscopy/fit/lm.hpp"
 #include "nanoscopy/fit/model_list.hpp"
+#include "nanoscopy/fit/models/spline3d.hpp"
 
 #if NANOSCOPY_HAVE_OPENMP
 #include <omp.h>
@@ -66,6 +68,7 @@ std::string to_string(Estimator estimator) {
 }
 
 std::string to_string(ShapeModel model) {
+  if (model == ShapeModel::spline) return fit_detail::Spline3d::name;
   std::string name = "unknown";
   fit_detail::dispatch_model(model, [&]<class M>(M) { name = M::name; });
   return name;
@@ -316,10 +319,19 @@ class CpuFitEngine final : public FitEngine {
       throw UsageError("fit", "the result buffer holds " + std::to_string(out.size()) + " fits, the batch " +
                                   std::to_string(batch.count));
     if (batch.count == 0) return;
-    if (settings_.estimator != Estimator::lsq && !(settings_.photons_per_value > 0))
+    if ((settings_.estimator != Estimator::lsq || settings_.model == ShapeModel::spline) &&
+        !(settings_.photons_per_value > 0))
       throw UsageError("fit", "photons per pixel value must be positive");
     // The reference computes in double; fp32 is the CUDA kernels' arithmetic on the host (tests compare the two).
     const bool single = settings_.precision == FitPrecision::fp32;
+    if (settings_.model == ShapeModel::spline) {
+      if (!settings_.spline) throw UsageError("fit", "the spline model needs a spline PSF (a calibration)");
+      if (single)
+        run_typed<Spline3d, float>(batch, out);
+      else
+        run_typed<Spline3d, double>(batch, out);
+      return;
+    }
     const bool known = dispatch_model(settings_.model, [&]<class M>(M) {
       if (single)
         run_typed<M, float>(batch, out);
@@ -350,6 +362,10 @@ class CpuFitEngine final : public FitEngine {
     const std::int64_t n = b.roi_pixels();
     const FitLimits<T> limits = fit_limits<T>(settings_);
     const PhotonScale<T> ps{static_cast<T>(settings_.photon_offset), static_cast<T>(settings_.photons_per_value)};
+    if constexpr (std::is_same_v<M, Spline3d>) {
+      fit_spline_range<T>(pixels, b, out, first, last, s, limits, ps);
+      return;
+    } else {
     const M model = make_model<M>(settings_);
     for (std::int64_t i = first; i < last; ++i) {
       const SpotGuess* guess = b.initial ? b.initial + i : nullptr;
@@ -363,6 +379,36 @@ class CpuFitEngine final : public FitEngine {
           break;
         case Estimator::mle:
           out[i] = fit_one_pixel<M, Mle>(model, pixels + i * n, shift, b.width, b.height, guess, limits, ps, s);
+          break;
+      }
+    }
+    }
+  }
+
+  // The spline model (fit/models/spline3d.hpp): photons carried as float, as the kernel computes them.
+  template <class T, typename Pixel>
+  void fit_spline_range(const Pixel* pixels, const RoiBatch& b, std::span<FitResult> out, std::int64_t first,
+                        std::int64_t last, Scratch<T>& s, const FitLimits<T>& limits, PhotonScale<T> ps) const {
+    const std::int64_t n = b.roi_pixels();
+    const Spline3d model = make_spline_model(*settings_.spline, settings_.z_factor, settings_.spline->coefficients.data());
+    for (std::int64_t i = first; i < last; ++i) {
+      const Pixel* px = pixels + i * n;
+      const float* shift = b.variance_shift ? b.variance_shift + i * n : nullptr;
+      for (std::int64_t j = 0; j < n; ++j) {
+        s.g[j] = static_cast<T>(static_cast<float>((static_cast<T>(px[j]) - ps.offset) * ps.scale));
+        s.shift[j] = shift ? static_cast<T>(shift[j]) : T(0);
+      }
+      const ArrayRoi<T> roi{s.g.data(), shift ? s.shift.data() : nullptr};
+      const SpotGuess* guess = b.initial ? b.initial + i : nullptr;
+      switch (settings_.estimator) {
+        case Estimator::lsq:
+          out[i] = spline_fit_one<SplineLsq, T>(model, roi, b.width, b.height, guess, limits, ps.offset, ps.scale);
+          break;
+        case Estimator::wlsq:
+          out[i] = spline_fit_one<Wlsq, T>(model, roi, b.width, b.height, guess, limits, ps.offset, ps.scale);
+          break;
+        case Estimator::mle:
+          out[i] = spline_fit_one<Mle, T>(model, roi, b.width, b.height, guess, limits, ps.offset, ps.scale);
           break;
       }
     }

@@ -1,12 +1,16 @@
 // Plain value types of the spot fitter, shared by the CPU library and the CUDA
-// kernels (no std library containers, no CUDA headers: nvcc and g++ both read it).
+// kernels (no std library containers, no CUDA headers: nvcc and g++ both read it;
+// FitSettings' shared pointer to the spline PSF is host-side only).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "nanoscopy/core/defocus_curve.hpp"
 
 namespace nanoscopy {
+
+struct SplinePsf;  // core/spline_psf.hpp
 
 // The normalized spot shape f(x, y; x̄, ȳ, σ) of the model h = α·f + β.
 enum class ShapeModel : std::uint8_t {
@@ -14,6 +18,8 @@ enum class ShapeModel : std::uint8_t {
   integrated,  // f = pixel integral of a unit-mass Gaussian (erf differences); α = integrated counts
   elliptical,  // integrated, with σx ≠ σy: p = (x̄, ȳ, σx, σy); α = integrated counts
   astigmatic,  // integrated 3D: p = (x̄, ȳ, z), σx(z), σy(z) from FitSettings::astigmatism; α = integrated counts
+  spline,      // the measured 3D PSF as a tricubic spline (FitSettings::spline): p = (x̄, ȳ, z); α = photons of
+               // an in-focus emitter (fit/models/spline3d.hpp); not in model_list.hpp (not separable)
 };
 
 // The scalar of the fit math. automatic: the backend's default, double on the
@@ -58,6 +64,12 @@ struct FitSettings {
   // (AstigmaticCalibration::in_pixels); z stays inside [z_min, z_max] (a fit
   // whose z leaves the calibrated range: left_roi). Other models ignore it.
   AstigmaticPsf<double> astigmatism = typical_astigmatic_psf();
+  // The spline model's PSF (core/spline_psf.hpp; shared, never changed once set), and the factor
+  // reported z (and its CRLB) = z_factor · the calibration's z: the refractive-index mismatch
+  // between the bead calibration and the sample (Picasso's 0.79 for an oil objective imaging in
+  // water; 1 = none). Other models ignore both.
+  std::shared_ptr<const SplinePsf> spline;
+  double z_factor = 1.0;
 };
 
 enum class FitStatus : std::uint8_t {

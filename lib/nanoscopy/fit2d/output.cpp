@@ -7,6 +7,7 @@
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
+#include "nanoscopy/core/spline_psf.hpp"
 #include "nanoscopy/fit/engine.hpp"
 #include "nanoscopy/fit2d/postprocess.hpp"
 #include "nanoscopy/loc/track/drift.hpp"
@@ -77,6 +78,9 @@ void print_fit(std::ostream& out, const Fit2dSetup& setup, const Params& p) {
   if (fit.model == ShapeModel::astigmatic)
     out << " (3D: " << p.get_string("Fit/calibration") << ", z " << fit.astigmatism.z_min << " to "
         << fit.astigmatism.z_max << " nm)";
+  if (fit.model == ShapeModel::spline && fit.spline)
+    out << " (3D: " << p.get_string("Fit/calibration") << ", z " << fit.spline->z_min_nm() * fit.z_factor << " to "
+        << fit.spline->z_max_nm() * fit.z_factor << " nm, z factor " << fit.z_factor << ")";
   out << "\n";
 }
 

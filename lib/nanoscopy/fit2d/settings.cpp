@@ -2,7 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <filesystem>
+#include <memory>
 #include <iostream>
 #include <stdexcept>
 #include <tuple>
@@ -11,6 +13,7 @@
 #include "nanoscopy/core/astigmatism.hpp"
 #include "nanoscopy/core/camera_maps.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/spline_psf_io.hpp"
 #include "nanoscopy/loc/detect/detect.hpp"
 #include "nanoscopy/loc/formats/picasso_localize_keys.hpp"
 
@@ -27,6 +30,7 @@ FitSettings fit_settings(const Params& p) {
   s.model = model == "sampled"      ? ShapeModel::sampled
             : model == "elliptical" ? ShapeModel::elliptical
             : model == "astigmatic" ? ShapeModel::astigmatic
+            : model == "spline"     ? ShapeModel::spline
                                     : ShapeModel::integrated;
   const std::string precision = p.get_string("Fit/precision");
   s.precision = precision == "float"    ? FitPrecision::fp32
@@ -59,14 +63,44 @@ void set_astigmatism(const Params& p, const Camera& camera, FitSettings& fit) {
   // --calibration overrides a 2D model from a parameter file (params/fit2d.prm names one), not one asked for
   // on the command line.
   const bool model_set = p.source("Fit/model").file.rfind("command line", 0) == 0;
+  const bool z_factor_set = p.source("Fit/z factor").file != "default";
   if (path.empty()) {
     if (fit.model == ShapeModel::astigmatic)
       throw UsageError(p.source("Fit/model").describe(),
                        "the astigmatic model needs a calibration: --calibration astig.json (from fit2d calibrate)");
+    if (fit.model == ShapeModel::spline)
+      throw UsageError(p.source("Fit/model").describe(),
+                       "the spline model needs a calibration: --calibration psf.h5 (from fit2d calibrate --model spline)");
     if (p.source("Fit/z range").file != "default")
       throw UsageError(p.source("Fit/z range").describe(), "a z range needs --calibration (3D)");
+    if (z_factor_set) throw UsageError(p.source("Fit/z factor").describe(), "a z factor needs --calibration (3D)");
     return;
   }
+  // The spline calibration is HDF5 (by content, or by its extension when the file is not HDF5: then its reader
+  // says so); anything else is read as the astigmatic JSON.
+  const std::string extension = std::filesystem::path(path).extension().string();
+  if (looks_like_hdf5(path) || extension == ".h5" || extension == ".hdf5") {
+    if (model_set && fit.model != ShapeModel::spline)
+      throw UsageError(p.source("Fit/model").describe(), "--calibration " + path +
+                                                             " (a spline calibration) localizes in 3D with the spline "
+                                                             "model, not --model " + p.get_string("Fit/model"));
+    if (p.source("Fit/z range").file != "default")
+      throw UsageError(p.source("Fit/z range").describe(),
+                       "the spline model fits over its calibration's whole z range (--z-range is for astigmatic "
+                       "calibrations)");
+    fit.model = ShapeModel::spline;
+    auto psf = std::make_shared<SplinePsf>(read_spline_calibration(path));
+    // A warning, not an error: the spline is in camera pixels of the bead stack.
+    if (psf->pixel_size_nm > 0 && std::abs(psf->pixel_size_nm - camera.pixel_size_nm) > 0.02 * camera.pixel_size_nm)
+      std::cerr << "fit2d: warning: the spline calibration " << path << " was made with " << psf->pixel_size_nm
+                << " nm pixels, the movie has " << camera.pixel_size_nm << " nm: x, y and z are scaled wrongly\n";
+    fit.spline = std::move(psf);
+    fit.z_factor = p.get_real("Fit/z factor");
+    return;
+  }
+  if (z_factor_set)
+    throw UsageError(p.source("Fit/z factor").describe(),
+                     "--z-factor applies to the spline model (the astigmatic calibration is made in the sample's z)");
   if (model_set && fit.model != ShapeModel::astigmatic)
     throw UsageError(p.source("Fit/model").describe(),
                      "--calibration localizes in 3D with the astigmatic model, not --model " + p.get_string("Fit/model"));
@@ -228,7 +262,8 @@ LocWriterContext fit2d_writer_context(const Params& p, const StackInfo& info, co
   LocWriterContext wctx = writer_context(info, settings.camera);
   wctx.fit_diagnostics = p.get_bool("Output/fit diagnostics");
   wctx.elliptical = settings.fit.model == ShapeModel::elliptical;
-  wctx.three_d = settings.fit.model == ShapeModel::astigmatic;
+  wctx.three_d = settings.fit.model == ShapeModel::astigmatic || settings.fit.model == ShapeModel::spline;
+  wctx.spline = settings.fit.model == ShapeModel::spline;
   wctx.mle = settings.fit.estimator == Estimator::mle;
   // The camera in effect is written once, under Picasso's names (Pixelsize, Baseline, ...): the
   // Camera/ parameters are left out of the provenance so the two never disagree. The postprocessing

@@ -14,7 +14,7 @@ Localization to_localization(const FitResult& fit, std::int64_t frame, int x0, i
   loc.x = x0 + static_cast<double>(fit.x);
   loc.y = y0 + static_cast<double>(fit.y);
   loc.sigma = fit.sigma;
-  const bool three_d = model == ShapeModel::astigmatic;
+  const bool three_d = model == ShapeModel::astigmatic || model == ShapeModel::spline;
   if (model == ShapeModel::elliptical || three_d) loc.sigma_y = fit.sigma_y;
   const double integrated_adu = model == ShapeModel::sampled
                                     ? static_cast<double>(fit.amplitude) * 2.0 * std::numbers::pi * fit.sigma * fit.sigma
@@ -41,7 +41,9 @@ Localization to_localization(const FitResult& fit, std::int64_t frame, int x0, i
     loc.log_likelihood = fit.log_likelihood;
     loc.photons_unc = static_cast<double>(fit.crlb_photons) * camera.photons_per_adu() * f;
     loc.bg_unc = static_cast<double>(fit.crlb_background) * camera.photons_per_adu() * f;
-    if (three_d) {
+    if (model == ShapeModel::spline) {
+      // No width parameters: sx, sy are the spline's second-moment widths, not fitted.
+    } else if (three_d) {
       double sx = 0, sy = 0, dsx = 0, dsy = 0;
       settings.astigmatism.evaluate(static_cast<double>(fit.z), sx, sy, dsx, dsy);
       loc.sx_unc = std::abs(dsx) * loc.lpz;

@@ -41,13 +41,19 @@ const Schema& fit2d_schema() {
     s.real("Fit/max error", 0, 0, {}, "stop when the normalized chi^2 falls below this (0: off)");
     s.real("Fit/min delta", 1e-6, 0, 1, "stop when chi^2 decreases by less than this fraction");
     s.real("Fit/min step", 1e-4, 0, 1, "stop when every parameter step is below this fraction of the parameter");
-    s.choice("Fit/model", "integrated", {"sampled", "integrated", "elliptical", "astigmatic"},
+    s.choice("Fit/model", "integrated", {"sampled", "integrated", "elliptical", "astigmatic", "spline"},
              "spot shape: pixel-integrated Gaussian (erf; photons = amplitude), sampled Gaussian (the paper's), "
              "elliptical: pixel-integrated with sigma_x and sigma_y (astigmatic beads and spots), or astigmatic: "
-             "3D, x, y and z with sigma_x(z), sigma_y(z) from Fit/calibration (set by --calibration)");
+             "3D, x, y and z with sigma_x(z), sigma_y(z) from Fit/calibration (set by --calibration), or spline: "
+             "3D with the measured PSF of a spline calibration (psf.h5, set by --calibration)");
     s.string("Fit/calibration", "",
-             "astigmatic 3D calibration (JSON, as fit2d calibrate writes it): localize in x, y and z (nm) with "
-             "the astigmatic model; empty: 2D");
+             "3D calibration: an astigmatic one (JSON, as fit2d calibrate writes it) localizes in x, y and z (nm) "
+             "with the astigmatic model; a spline one (HDF5 psf.h5, fit2d calibrate --model spline) with the "
+             "spline model (chosen by the file's content); empty: 2D");
+    s.positive_real("Fit/z factor", 1,
+                    "spline model: reported z (and lpz) = factor x the calibration's z, for the refractive-index "
+                    "mismatch between the bead calibration and the sample (Picasso's 0.79 for an oil objective "
+                    "imaging in water; 1: none)");
     s.string("Fit/z range", "",
              "3D: the depths a fit may take, 'min:max' in nm (e.g. -400:400); it must lie inside the calibrated "
              "range; empty: the calibration's whole range");

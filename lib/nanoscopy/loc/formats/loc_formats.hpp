@@ -132,6 +132,9 @@ struct LocWriterContext {
   // because z is fitted directly on the curve); ThunderSTORM gets "z [nm]" after
   // y and "uncertainty_z [nm]" after uncertainty_xy.
   bool three_d = false;
+  // The 3D fit was the spline model (fit/models/spline3d.hpp): z and lpz as above, but no
+  // d_zcalib (the distance to an astigmatic curve means nothing for a spline).
+  bool spline = false;
   // Linked localizations (fit2d link): Picasso's link fields len, n (u4) and photon_rate
   // after the others, ThunderSTORM's merging column "detections" (= n) last.
   bool linked = false;

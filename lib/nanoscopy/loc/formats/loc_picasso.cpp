@@ -77,7 +77,10 @@ enum PicassoColumn {
 std::vector<PicassoColumn> picasso_layout(const LocWriterContext& ctx) {
   std::vector<PicassoColumn> layout = {kFrame, kX, kY, kPhotons, kSx, kSy, kBg, kLpx, kLpy, kEllipticity, kNetGradient};
   if (ctx.mle) layout.insert(layout.end(), {kLogLikelihood, kIterations, kPhotonsUnc, kBgUnc, kSxUnc, kSyUnc});
-  if (ctx.three_d) layout.insert(layout.end(), {kZ, kDzcalib, kLpz});
+  if (ctx.three_d && ctx.spline)
+    layout.insert(layout.end(), {kZ, kLpz});
+  else if (ctx.three_d)
+    layout.insert(layout.end(), {kZ, kDzcalib, kLpz});
   if (ctx.fit_diagnostics) {
     layout.push_back(kChi2);
     if (!ctx.mle) layout.push_back(kIterations);
