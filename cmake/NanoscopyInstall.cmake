@@ -26,6 +26,9 @@ set(_deb_depends libc6 libstdc++6 libgcc-s1 libgomp1 libtiff6 libhdf5-103-1 libf
 if(NANOSCOPY_HAVE_MPI)
   list(APPEND _deb_depends libopenmpi3)
 endif()
+if(NANOSCOPY_HAVE_MATIO)
+  list(APPEND _deb_depends libmatio11)
+endif()
 list(JOIN _deb_depends ", " CPACK_DEBIAN_PACKAGE_DEPENDS)
 
 set(CPACK_PACKAGE_NAME nanoscopy)

@@ -4,6 +4,7 @@
 #include "nanoscopy/cli/tool_app.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/bench/bench_compare.hpp"
+#include "nanoscopy/bench/bench_spline3d.hpp"
 #include "nanoscopy/bench/bench_fit.hpp"
 #include "nanoscopy/bench/bench_decorr.hpp"
 #include "nanoscopy/bench/bench_frc.hpp"
@@ -43,6 +44,12 @@ int main(int argc, char** argv) {
   CompareOptions compare;
   auto* compare_cmd = cli.add_subcommand("compare", "Localizations against the simulated truth: recall, false positives, RMS error (nm)");
   add_compare_options(*compare_cmd, compare);
+
+  Spline3dBenchOptions spline3d;
+  auto* spline3d_cmd = cli.add_subcommand(
+      "spline3d", "3D from beads: pupil-PSF bead stack -> fit2d calibrate (spline and astigmatic) -> fits of a pupil-PSF "
+                  "movie; x, y, z RMS and z bias per 100 nm of z against the CRB of the true PSF");
+  add_spline3d_options(*spline3d_cmd, spline3d);
 
   FitBenchOptions fit;
   auto* fit_cmd = cli.add_subcommand("fit2d", "The Gaussian fitter: fits/s over ROI and batch sizes, accuracy vs the CRB");
@@ -107,6 +114,8 @@ int main(int argc, char** argv) {
       "  bench postprocess --json post.json                drift error (RCC, markers, combined) on 10^6 simulated\n"
       "                                                    localizations in 20,000 frames, link recall, render time\n"
       "  bench simulate movie --drift-linear 20 --drift-walk 0.1 --structure rings   + movie_drift.csv, _emitters.csv\n"
+      "  bench simulate movie --z-stack --psf pupil --z-step 10 -o beads.tif   bead stack of a non-Gaussian 3D PSF\n"
+      "  bench spline3d --dir s3d                          beads -> spline and astigmatic calibration -> 3D fits vs CRB\n"
       "  bench smre --json smre.json --images smre-img     SMRE runtime (the paper's Fig. 8), quality, stack rate\n"
       "  bench sofi --json sofi.json --images sofi-img     SOFI resolution by FRC with/without SMRE; frames/s");
   return app.run(argc, argv, [&](ToolContext& ctx) {
@@ -115,6 +124,7 @@ int main(int argc, char** argv) {
     if (*sim_spots) return run_simulate_spots(spots, seed, ctx.quiet);
     if (*sim_blinking) return run_simulate_blinking(blinking, seed, ctx.quiet);
     if (*compare_cmd) return run_compare(compare, std::cout);
+    if (*spline3d_cmd) return run_spline3d_bench(spline3d, std::cout);
     if (*fit_cmd) return run_fit_bench(fit, seed, static_cast<int>(ctx.params.get_int("repeats")), ctx.quiet, std::cout);
     if (*roi_cmd) return run_roi_bench(roi, seed, std::cout);
     if (*localize_cmd) return run_localize_bench(localize, seed, ctx.quiet, std::cout);

@@ -71,16 +71,33 @@ int main(int argc, char** argv) {
                                               "--undrift, --link and --render work on the merged file as on fit2d's");
   Fit2dCalibrateOptions calibrate;
   auto* calibrate_cmd = cli.add_subcommand(
-      "calibrate", "Astigmatic 3D calibration from a bead z-stack: elliptical fits of the beads of every frame, "
-                   "sigma x and sigma y vs z fitted by defocus curves; writes the calibration JSON and a PNG plot");
+      "calibrate", "3D calibration from a bead z-stack. --model spline (recommended): the beads' own PSF, "
+                   "aligned, averaged and smoothed, as a cubic spline (psf.h5, or SMAP's psf.mat) for fit2d "
+                   "--calibration; --model astigmatic: elliptical fits of the beads of every frame, sigma x and sigma y "
+                   "vs z fitted by defocus curves (a JSON). Writes a PNG beside it");
   calibrate_cmd->add_option("stack", calibrate.input, "Bead z-stack, one z per frame")->required()->type_name("STACK");
-  calibrate_cmd->add_option("-o,--output", calibrate.output, "Calibration JSON (as bench simulate movie --calibration reads)")
+  calibrate_cmd->add_option("-o,--output", calibrate.output,
+                            "The calibration: psf.h5 (ours) or psf.mat (SMAP's, DECODE reads it) with --model spline; "
+                            "a JSON with --model astigmatic (as bench simulate movie --calibration reads)")
       ->required()
       ->type_name("FILE");
   calibrate_cmd->add_option("--z-step", calibrate.z_step, "z step between frames, nm")->required();
   calibrate_cmd->add_option("--z0", calibrate.z0, "z of frame 0, nm [default: the centre frame is z = 0]");
-  calibrate_cmd->add_option("--box", calibrate.box, "ROI edge in pixels (odd; defocused beads are wide)")
-      ->default_val(calibrate.box);
+  calibrate_cmd->add_option("--box", calibrate.box,
+                            "ROI edge in pixels (odd; defocused beads are wide) [default: 15; spline: 21, the spline's "
+                            "width: beads closer than box + 4 px to each other are not used]");
+  calibrate_cmd->add_option("--model", calibrate.model,
+                            "spline: the measured PSF (any shape, reaches the CRB); astigmatic: Gaussian widths vs z; "
+                            "auto: spline for -o *.h5 or *.mat, astigmatic for a JSON")
+      ->default_val(calibrate.model)
+      ->check(CLI::IsMember({"auto", "astigmatic", "spline"}));
+  calibrate_cmd->add_option("--smooth-z", calibrate.smooth_z_nm,
+                            "spline: smoothing along z, the cut-off period in nm (a PSF has no detail finer than "
+                            "wavelength/n, about 500 nm; noise has); 0: none")
+      ->default_val(calibrate.smooth_z_nm);
+  calibrate_cmd->add_option("--smooth-xy", calibrate.smooth_xy_px,
+                            "spline: smoothing in x and y, the cut-off period in px; 0: none")
+      ->default_val(calibrate.smooth_xy_px);
   calibrate_cmd->add_option("--plot", calibrate.plot, "PNG of sigma x, sigma y vs z [default: OUTPUT with .png]")
       ->type_name("FILE");
   calibrate_cmd->add_flag("!--no-higher-order", calibrate.higher_order,
@@ -178,6 +195,7 @@ int main(int argc, char** argv) {
       "  fit2d stack.tif -o locs.csv                      ThunderSTORM CSV (nm, frames from 1)\n"
       "  fit2d movie.raw -o movie_locs.hdf5 --gain 100    Picasso HDF5 + YAML, EMCCD\n"
       "  fit2d beads.tif --track                          drift from fiducial markers\n"
+      "  fit2d calibrate beads.tif --z-step 10 --model spline -o psf.h5   3D calibration (the beads' own PSF)\n"
       "  fit2d calibrate zstack.tif --z-step 20 -o astig.json   astigmatic 3D calibration from beads\n"
       "  fit2d movie.tif --calibration astig.json -o locs.hdf5  3D: x, y, z (nm) and lpz\n"
       "  fit2d movie.tif --calibration psf.h5 --box 13 -o locs.hdf5   3D with the measured PSF (spline model)\n"

@@ -20,6 +20,7 @@
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/progress.hpp"
 #include "nanoscopy/core/spline_psf_io.hpp"
+#include "nanoscopy/io/spline_calibration_formats.hpp"
 #include "nanoscopy/fit/engine.hpp"
 
 namespace nanoscopy {
@@ -138,7 +139,7 @@ void run_spline_fit_bench(const FitBenchOptions& given, std::uint64_t seed, int 
     if (s < 5 || s * s > kMaxRoiPixels) throw UsageError("--sizes", "ROI edge " + std::to_string(s) + " is outside 5…32");
   if (!o.json.empty()) AtomicOutput check(o.json);
   const auto psf = std::make_shared<const SplinePsf>(o.calibration.empty() ? astigmatic_spline_psf(27, 121, 10.0, 100.0)
-                                                                           : read_spline_calibration(o.calibration));
+                                                                           : read_spline_any(o.calibration));
   if (psf->voxel_xy_px != 1.0 && !o.gpufit.empty())
     throw UsageError("--gpufit", "Gpufit's SPLINE_3D evaluates the spline at camera pixels: a calibration with "
                                  "voxel_xy_px 1 is needed");

@@ -81,11 +81,66 @@ void add_movie_options(CLI::App& cmd, MovieCliOptions& o) {
   cmd.add_option("--z-min", o.z_min, "3D: lowest z, nm [default: the calibration's range]");
   cmd.add_option("--z-max", o.z_max, "3D: highest z, nm [default: the calibration's range]");
   auto* z_stack = cmd.add_flag("--z-stack", s.z_stack,
-                               "a bead z-stack for calibration (implies --astigmatic): --beads always-on beads, frame t at "
+                               "a bead z-stack for calibration (implies --astigmatic, or beads of --psf pupil): --beads always-on beads, frame t at "
                                "z = --z-min + t * --z-step up to --z-max (sets the number of frames)");
   z_stack->excludes(cmd.get_option("--frames"));
   cmd.add_option("--z-step", o.z_step, "z-stack: z step between frames, nm [default: 10]")->check(CLI::PositiveNumber);
-  cmd.add_option("--beads", o.beads, "z-stack: number of beads [default: 1]")->check(CLI::Range(1, 10000));
+  cmd.add_option("--beads", o.beads, "z-stack: number of beads [default: 1; --psf pupil: 5]")->check(CLI::Range(1, 10000));
+  cmd.add_option("--hot-pixels", s.hot_pixels, "this many hot pixels (the same in every frame), for calibration tests")
+      ->default_val(s.hot_pixels)->check(CLI::Range(0, 100000000));
+  cmd.add_option("--hot-pixel-photons", s.hot_pixel_photons, "extra photons per frame of a hot pixel")
+      ->default_val(s.hot_pixel_photons)->check(CLI::NonNegativeNumber);
+  // The pupil-function PSF.
+  auto& p = o.pupil;
+  cmd.add_option("--psf", o.psf,
+                 "gaussian: the Gaussian (2D, or astigmatic with --astigmatic/--calibration); pupil: the scalar "
+                 "pupil-function PSF (3D, not a Gaussian: defocus through the sample's index, Zernike aberrations; "
+                 "emitters at z uniform in --z-min..--z-max [default -600..600 nm]; a --z-stack from -800 to 800 nm)")
+      ->default_val(o.psf)->check(CLI::IsMember({"gaussian", "pupil"}));
+  cmd.add_option("--na", p.na, "pupil: numerical aperture")->default_val(p.na)->check(CLI::Range(0.05, 1.7));
+  cmd.add_option("--wavelength", p.wavelength_nm, "pupil: emission wavelength, nm")->default_val(p.wavelength_nm)
+      ->check(CLI::Range(200.0, 2000.0));
+  cmd.add_option("--n-immersion", p.n_immersion, "pupil: refractive index of the immersion medium")
+      ->default_val(p.n_immersion)->check(CLI::Range(1.0, 2.5));
+  cmd.add_option("--n-sample", p.n_sample, "pupil: refractive index of the sample (light beyond its critical angle "
+                                          "does not reach an emitter: NA_eff = min(NA, n_sample))")
+      ->default_val(p.n_sample)->check(CLI::Range(1.0, 2.5));
+  cmd.add_option("--focus-depth", p.focus_depth_nm,
+                 "pupil: depth of the focal plane in the sample, nm (the index mismatch's spherical aberration; 0: none)")
+      ->default_val(p.focus_depth_nm)->check(CLI::Range(0.0, 100000.0));
+  cmd.add_option("--zernike", o.zernike,
+                 "pupil: aberrations as NOLL:WAVES_RMS,... (Noll index, amplitude in wavelengths RMS; 5/6 astigmatism, "
+                 "7/8 coma, 11 spherical), or none [default: 6:0.12,8:0.03,11:0.04, so +z and -z differ]")
+      ->type_name("LIST");
+  cmd.add_option("--psf-half-width", p.half_width_px, "pupil: the PSF is drawn within this many px of the emitter")
+      ->default_val(p.half_width_px)->check(CLI::Range(2, 256));
+}
+
+std::vector<ZernikeTerm> parse_zernike_list(const std::string& text, const std::string& option) {
+  std::vector<ZernikeTerm> terms;
+  if (text == "none" || text.empty()) return terms;
+  std::stringstream list(text);
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    const auto colon = item.find(':');
+    ZernikeTerm t;
+    try {
+      if (colon == std::string::npos) throw std::invalid_argument(item);
+      std::size_t used = 0;
+      t.noll = std::stoi(item.substr(0, colon), &used);
+      if (used != colon) throw std::invalid_argument(item);
+      const std::string amp = item.substr(colon + 1);
+      t.waves_rms = std::stod(amp, &used);
+      if (used != amp.size()) throw std::invalid_argument(item);
+    } catch (const std::exception&) {
+      throw UsageError(option, "'" + item + "' is not NOLL:WAVES_RMS (e.g. 6:0.12)");
+    }
+    if (t.noll < 1 || t.noll > 66) throw UsageError(option, "Noll index " + std::to_string(t.noll) + " is not 1 to 66");
+    if (!std::isfinite(t.waves_rms) || std::abs(t.waves_rms) > 10)
+      throw UsageError(option, "amplitude of Noll " + std::to_string(t.noll) + " must be within ±10 wavelengths RMS");
+    terms.push_back(t);
+  }
+  return terms;
 }
 
 namespace {
@@ -106,6 +161,28 @@ void resolve_movie_options(MovieCliOptions& o) {
       s.maps = std::make_shared<const CameraMaps>(std::move(maps));
     }
   }
+  if (o.psf == "pupil") {
+    if (o.astigmatic || !o.calibration.empty())
+      throw UsageError(o.astigmatic ? "--astigmatic" : "--calibration", "not with --psf pupil (the pupil makes the 3D)");
+    if (!o.zernike.empty()) o.pupil.zernike = parse_zernike_list(o.zernike, "--zernike");
+    o.pupil.pixel_size_nm = s.pixel_size_nm;
+    s.z_min_nm = o.z_min.value_or(s.z_stack ? -800.0 : -600.0);
+    s.z_max_nm = o.z_max.value_or(s.z_stack ? 800.0 : 600.0);
+    if (!(s.z_min_nm <= s.z_max_nm)) throw UsageError("--z-min", "the z range is empty (--z-min > --z-max)");
+    if (!s.z_stack && (o.z_step || o.beads)) throw UsageError(o.z_step ? "--z-step" : "--beads", "only with --z-stack");
+    if (s.z_stack) {
+      s.z_step_nm = o.z_step.value_or(s.z_step_nm);
+      s.beads = o.beads.value_or(5);
+      s.frames = static_cast<std::int64_t>(std::floor((s.z_max_nm - s.z_min_nm) / s.z_step_nm + 1e-9)) + 1;
+      // The table on the stack's own z grid (exact slices) where the step allows, else 5 nm.
+      o.pupil.table_step_nm = s.z_step_nm >= 2 ? s.z_step_nm : 5;
+    }
+    s.pupil = std::make_shared<const PupilPsf>(o.pupil, s.z_min_nm,
+                                               s.z_stack ? s.z_min_nm + s.z_step_nm * static_cast<double>(s.frames - 1)
+                                                         : s.z_max_nm);
+    return;
+  }
+  if (!o.zernike.empty()) throw UsageError("--zernike", "only with --psf pupil");
   const bool three_d = o.astigmatic || !o.calibration.empty() || s.z_stack;
   if (!three_d) {
     if (o.z_min || o.z_max) throw UsageError(o.z_min ? "--z-min" : "--z-max", "only with --astigmatic, --calibration or --z-stack");
@@ -185,12 +262,24 @@ void run_simulate_movie(MovieCliOptions o, std::uint64_t seed, bool quiet) {
     if (!maps_path.empty()) f << "\nCamera maps: " << std::filesystem::path(maps_path).filename().string();
     if (!calibration_path.empty())
       f << "\nAstigmatic calibration: " << std::filesystem::path(calibration_path).filename().string();
-    if (!s.astigmatism) f << "\nSimulation.PSF sigma [px]: " << s.psf_sigma;
+    if (s.pupil) {
+      const auto& p = s.pupil->settings();
+      f << "\nSimulation.PSF: pupil\nSimulation.NA: " << p.na << "\nSimulation.Wavelength [nm]: " << p.wavelength_nm
+        << "\nSimulation.Immersion index: " << p.n_immersion << "\nSimulation.Sample index: " << p.n_sample
+        << "\nSimulation.Focus depth [nm]: " << p.focus_depth_nm << "\nSimulation.Zernike [Noll index, waves RMS]: {";
+      for (std::size_t i = 0; i < p.zernike.size(); ++i)
+        f << (i ? ", " : "") << p.zernike[i].noll << ": " << p.zernike[i].waves_rms;
+      f << "}";
+    } else if (!s.astigmatism) {
+      f << "\nSimulation.PSF sigma [px]: " << s.psf_sigma;
+    }
+    if (s.hot_pixels > 0)
+      f << "\nSimulation.Hot pixels: " << s.hot_pixels << "\nSimulation.Hot pixel photons: " << s.hot_pixel_photons;
     f << "\nSimulation.Photons: " << s.photons << "\nSimulation.Background [photons/px]: " << s.background
       << "\nSimulation.Seed: " << s.seed << "\n";
     if (s.camera != "poisson") f << "Simulation.Camera: " << s.camera << "\n";
     if (s.camera == "emccd") f << "Simulation.Read noise [e-]: " << s.read_noise << "\n";
-    if (s.astigmatism)
+    if (s.astigmatism || s.pupil)
       f << "Simulation.Z range [nm]: [" << s.z_min_nm << ", " << s.z_max_nm << "]\n";
     if (s.z_stack) f << "Simulation.Z step [nm]: " << s.z_step_nm << "\nSimulation.Beads: " << s.beads << "\n";
     write_file_atomically(yaml_path, f.str());
@@ -203,7 +292,8 @@ void run_simulate_movie(MovieCliOptions o, std::uint64_t seed, bool quiet) {
                                      {"x [nm]", ColumnType::f64},
                                      {"y [nm]", ColumnType::f64},
                                      {"intensity [photon]", ColumnType::f64}};
-  if (s.astigmatism) columns.push_back({"z [nm]", ColumnType::f64});  // from the focal plane, as the calibration's z
+  const bool three_d = s.astigmatism || s.pupil;
+  if (three_d) columns.push_back({"z [nm]", ColumnType::f64});  // from the focal plane, as the calibration's z
   auto table = create_csv_writer(truth_path, columns);
   std::vector<double> rows;
   rows.reserve(truth.size() * columns.size());
@@ -211,7 +301,7 @@ void run_simulate_movie(MovieCliOptions o, std::uint64_t seed, bool quiet) {
   for (const auto& t : truth) {
     rows.insert(rows.end(), {++id, static_cast<double>(t.frame + 1), (t.x + 0.5) * s.pixel_size_nm,
                              (t.y + 0.5) * s.pixel_size_nm, t.photons});
-    if (s.astigmatism) rows.push_back(t.z);
+    if (three_d) rows.push_back(t.z);
   }
   table->append(rows);
   table->finish();
@@ -220,14 +310,14 @@ void run_simulate_movie(MovieCliOptions o, std::uint64_t seed, bool quiet) {
   {
     std::vector<Column> emitter_columns = {
         {"id", ColumnType::f64}, {"x [nm]", ColumnType::f64}, {"y [nm]", ColumnType::f64}, {"marker", ColumnType::u32}};
-    if (s.astigmatism) emitter_columns.push_back({"z [nm]", ColumnType::f64});
+    if (three_d) emitter_columns.push_back({"z [nm]", ColumnType::f64});
     auto emitters = create_csv_writer(emitters_path, emitter_columns);
     std::vector<double> emitter_rows;
     double emitter_id = 0;
     for (const MovieEmitter& e : extras.emitters) {
       emitter_rows.insert(emitter_rows.end(), {++emitter_id, (e.x + 0.5) * s.pixel_size_nm,
                                                (e.y + 0.5) * s.pixel_size_nm, e.marker ? 1.0 : 0.0});
-      if (s.astigmatism) emitter_rows.push_back(e.z);
+      if (three_d) emitter_rows.push_back(e.z);
     }
     emitters->append(emitter_rows);
     emitters->finish();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "nanoscopy/sim/blinking.hpp"
 #include "nanoscopy/sim/movie.hpp"
@@ -21,7 +22,15 @@ struct MovieCliOptions {
   std::string calibration;            // --calibration: 3D with this one
   std::optional<double> z_min, z_max, z_step;
   std::optional<int> beads;
+  // --psf pupil: the scalar pupil-function PSF (sim/pupil_psf.hpp), 3D; its optics and aberrations.
+  std::string psf = "gaussian";
+  PupilPsfSettings pupil = astigmatic_pupil_settings();
+  std::string zernike;  // --zernike "6:0.12,8:0.03,11:0.04" (Noll:waves RMS) or "none"; empty: the default pupil's
 };
+
+// "6:0.12,8:0.03" (Noll index:amplitude in wavelengths RMS, comma separated) or "none"; UsageError naming
+// `option` for anything else.
+std::vector<ZernikeTerm> parse_zernike_list(const std::string& text, const std::string& option);
 
 void add_movie_options(CLI::App& cmd, MovieCliOptions& options);
 
@@ -29,7 +38,9 @@ void add_movie_options(CLI::App& cmd, MovieCliOptions& options);
 // Sensitivity, Gain, Pixelsize) and <stem>_truth.csv (ThunderSTORM conventions)
 // beside it; an sCMOS movie also its maps (<stem>_maps.h5, named in the .yaml as
 // "Camera maps"), an astigmatic one its calibration (<stem>_astig.json, named as
-// "Astigmatic calibration") and z in the truth ("z [nm]"). Prints a one-line summary.
+// "Astigmatic calibration") and z in the truth ("z [nm]"); a pupil-PSF movie (--psf pupil) z in
+// the truth and its optics in the .yaml ("Simulation.PSF: pupil", NA, wavelength, indices, Zernike
+// terms). Prints a one-line summary.
 void run_simulate_movie(MovieCliOptions options, std::uint64_t seed, bool quiet);
 
 struct BlinkingCliOptions {

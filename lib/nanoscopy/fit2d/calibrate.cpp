@@ -8,7 +8,12 @@
 #include <vector>
 
 #include "nanoscopy/backend/registry.hpp"
+#include <chrono>
+#include <iomanip>
+
 #include "nanoscopy/core/astigmatism.hpp"
+#include "nanoscopy/fit2d/calibrate_spline.hpp"
+#include "nanoscopy/io/spline_calibration_formats.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/fit/engine.hpp"
@@ -41,9 +46,101 @@ std::string default_plot_path(const std::string& json) {
   return p.string();
 }
 
+std::string lower_extension(const std::string& path) {
+  std::string e = std::filesystem::path(path).extension().string();
+  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return e;
+}
+
+void run_spline_calibrate(const Fit2dCalibrateOptions& o, ToolContext& ctx, std::ostream& out) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::string ext = lower_extension(o.output);
+  if (ext != ".h5" && ext != ".hdf5" && ext != ".mat")
+    throw UsageError("-o", "the spline model writes psf.h5 (ours) or psf.mat (SMAP's *_3dcal.mat), not '" + ext + "'");
+  if (ext == ".mat" && !smap_format_available())
+    throw UsageError("-o", "this build cannot write MATLAB files (configured without libmatio): write psf.h5");
+  if (!(o.smooth_z_nm >= 0) || !std::isfinite(o.smooth_z_nm)) throw UsageError("--smooth-z", "must be 0 or more nm");
+  if (!(o.smooth_xy_px >= 0) || !std::isfinite(o.smooth_xy_px)) throw UsageError("--smooth-xy", "must be 0 or more px");
+  auto reader = open_stack(o.input);
+  const std::string plot = o.plot.empty() ? default_plot_path(o.output) : o.plot;
+  plan_output(o.output, "the calibration (-o)");
+  plan_output(plot, o.plot.empty() ? "the calibration picture (the calibration's name with .png)" : "the picture (--plot)");
+  check_run_plan();
+  const StackInfo& info = reader->info();
+  if (o.z_step * static_cast<double>(info.frames - 1) > kMaxCalibrationRangeNm)
+    throw UsageError("--z-step", std::to_string(info.frames) + " frames of " + number_text(o.z_step) +
+                                     " nm span more than " + number_text(kMaxCalibrationRangeNm) +
+                                     " nm: not a bead z-stack (check the step's unit: nm)");
+  if (o.z0 && std::abs(*o.z0) > kMaxCalibrationRangeNm)
+    throw UsageError("--z0", "must be within ±" + number_text(kMaxCalibrationRangeNm) + " nm");
+  const Fit2dSetup setup = fit2d_setup(ctx.params, info, "", ctx.quiet);
+  const Camera& camera = setup.settings.camera;
+  if (info.width * info.height * info.frames > (std::int64_t{1} << 31))
+    throw InputError(info.path, "a bead stack of " + std::to_string(info.frames) + " frames of " +
+                                    std::to_string(info.width) + "x" + std::to_string(info.height) +
+                                    " is beyond what calibration reads at once (2^31 pixels): crop it");
+  std::vector<float> stack(static_cast<std::size_t>(info.width * info.height * info.frames));
+  reader->read_float(0, info.frames, stack.data());
+  const double gain = camera.photons_per_adu();
+  for (auto& v : stack) v = static_cast<float>((v - camera.baseline) * gain);
+  SplineCalibrationSettings s;
+  s.z_step_nm = o.z_step;
+  s.z0_nm = o.z0;
+  s.box = o.box > 0 ? o.box : 21;
+  s.smooth_z_nm = o.smooth_z_nm;
+  s.smooth_xy_px = o.smooth_xy_px;
+  s.pixel_size_nm = camera.pixel_size_nm;
+  const SplineCalibrationResult r = calibrate_spline(stack, info.width, info.height, info.frames, s, info.path);
+  write_spline_calibration_png(plot, r);
+  write_spline_any(o.output, r.psf, &r.volume);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::size_t used = 0;
+  for (const auto& b : r.beads) used += b.used;
+  out << "fit2d calibrate --model spline: " << info.path << ": " << info.frames << " frames of " << info.width << "x"
+      << info.height << ", " << r.beads.size() << " spot" << (r.beads.size() == 1 ? "" : "s") << ", " << used
+      << " bead" << (used == 1 ? "" : "s") << " used, " << r.hot_pixels << " hot pixel"
+      << (r.hot_pixels == 1 ? "" : "s") << " repaired (" << std::fixed << std::setprecision(2) << seconds << " s)\n";
+  out << std::defaultfloat;
+  for (const auto& b : r.beads) {
+    out << "  bead at (" << b.x << ", " << b.y << ") px: ";
+    if (b.used)
+      out << "used, shift " << std::setprecision(3) << b.shift_x << ", " << b.shift_y << " px, "
+          << b.shift_z * o.z_step << " nm, residual " << b.residual << std::defaultfloat << std::setprecision(6) << "\n";
+    else
+      out << "dropped: " << b.dropped << "\n";
+  }
+  out << "  spline:             " << r.psf.size_x << " x " << r.psf.size_y << " x " << r.psf.size_z
+      << " intervals (1 px x 1 px x " << o.z_step << " nm), z " << r.psf.z_min_nm() << " to " << r.psf.z_max_nm()
+      << " nm (frames " << r.first_frame << " to " << r.first_frame + r.nz - 1 << "), centre (" << r.psf.centre_x
+      << ", " << r.psf.centre_y << ") voxels, focus at slice " << r.psf.focus_index << "\n"
+      << "  smoothing:          z " << o.smooth_z_nm << " nm, x/y " << o.smooth_xy_px << " px (cut-off periods)\n"
+      << "  output:             " << o.output << (ext == ".mat" ? " (SMAP's *_3dcal.mat)" : "") << "\n"
+      << "  picture:            " << plot << " (xz, yz sections; each bead's residual vs the average)\n";
+}
+
 }  // namespace
 
-void run_fit2d_calibrate(const Fit2dCalibrateOptions& o, ToolContext& ctx, std::ostream& out) {
+void run_fit2d_calibrate(const Fit2dCalibrateOptions& given, ToolContext& ctx, std::ostream& out) {
+  Fit2dCalibrateOptions o_in = given;
+  if (o_in.model.empty() || o_in.model == "auto") {  // by the calibration's name
+    const std::string ext = lower_extension(o_in.output);
+    o_in.model = ext == ".h5" || ext == ".hdf5" || ext == ".mat" ? "spline" : "astigmatic";
+  }
+  if (o_in.model == "spline") {
+    if (!(o_in.z_step > 0) || !std::isfinite(o_in.z_step)) throw UsageError("--z-step", "must be a positive number of nm");
+    if (o_in.z_step > kMaxCalibrationRangeNm)
+      throw UsageError("--z-step", "a step of " + number_text(o_in.z_step) + " nm is beyond any bead z-stack");
+    if (o_in.z0 && !std::isfinite(*o_in.z0)) throw UsageError("--z0", "must be a finite number of nm");
+    return run_spline_calibrate(o_in, ctx, out);
+  }
+  if (o_in.model != "astigmatic") throw UsageError("--model", "astigmatic or spline, not '" + o_in.model + "'");
+  {
+    const std::string ext = lower_extension(o_in.output);
+    if (ext == ".h5" || ext == ".hdf5" || ext == ".mat")
+      throw UsageError("-o", "the astigmatic calibration is a JSON file; " + ext + " is for --model spline");
+  }
+  Fit2dCalibrateOptions o = o_in;
+  if (o.box <= 0) o.box = 15;
   if (!(o.z_step > 0) || !std::isfinite(o.z_step)) throw UsageError("--z-step", "must be a positive number of nm");
   // A bead z-stack spans micrometres; a step that puts the calibrated range beyond kMaxCalibrationRangeNm is a
   // typing error (1e300 wrote a calibration of ±3e301 nm). The frame count is checked once the stack is open.

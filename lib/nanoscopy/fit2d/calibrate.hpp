@@ -4,6 +4,9 @@
 // z = (frame − centre frame)·z_step, or z0 + frame·z_step; fit_astigmatic_calibration
 // fits both defocus curves. Writes the calibration JSON and a PNG of σx, σy vs z
 // (points and the fitted curves), each atomically.
+// --model spline: the beads' own PSF as a tricubic spline (fit2d/calibrate_spline.hpp),
+// written as our psf.h5 or SMAP's psf.mat (by the name), with a PNG of its xz/yz sections
+// and each bead's residual; the run's files appear together.
 #pragma once
 
 #include <iosfwd>
@@ -16,12 +19,16 @@ namespace nanoscopy {
 
 struct Fit2dCalibrateOptions {
   std::string input;
-  std::string output;          // the calibration JSON
-  std::string plot;            // "" = OUTPUT_STEM.png beside the JSON
+  std::string output;          // the calibration: JSON (astigmatic); psf.h5 (ours) or psf.mat (SMAP's) (spline)
+  std::string plot;            // "" = OUTPUT_STEM.png beside the calibration
   double z_step = 0;           // nm between frames
   std::optional<double> z0;    // nm of frame 0; unset: the centre frame is z = 0
-  int box = 15;                // ROI edge (defocused beads are wide)
+  int box = 0;                 // ROI edge (defocused beads are wide); 0: 15 (astigmatic), 21 (spline)
   bool higher_order = true;    // fit the A, B terms of the defocus curves
+  std::string model = "auto";  // "spline" (the bead PSF itself, fit2d/calibrate_spline.hpp), "astigmatic";
+                               // auto: spline for a .h5/.hdf5/.mat output, astigmatic otherwise (a JSON)
+  double smooth_z_nm = 200;    // spline: cut-off period of the smoothing along z, nm
+  double smooth_xy_px = 0;     // spline: the same in x, y, px (0: none)
 };
 
 // Prints the fit RMS per axis, the z range and the files to `out`. InputError

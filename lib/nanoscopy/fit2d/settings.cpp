@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <algorithm>
+#include <fstream>
 #include <memory>
 #include <iostream>
 #include <stdexcept>
@@ -14,6 +16,7 @@
 #include "nanoscopy/core/camera_maps.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/spline_psf_io.hpp"
+#include "nanoscopy/io/spline_calibration_formats.hpp"
 #include "nanoscopy/loc/detect/detect.hpp"
 #include "nanoscopy/loc/formats/picasso_localize_keys.hpp"
 
@@ -76,10 +79,18 @@ void set_astigmatism(const Params& p, const Camera& camera, FitSettings& fit) {
     if (z_factor_set) throw UsageError(p.source("Fit/z factor").describe(), "a z factor needs --calibration (3D)");
     return;
   }
-  // The spline calibration is HDF5 (by content, or by its extension when the file is not HDF5: then its reader
-  // says so); anything else is read as the astigmatic JSON.
-  const std::string extension = std::filesystem::path(path).extension().string();
-  if (looks_like_hdf5(path) || extension == ".h5" || extension == ".hdf5") {
+  // The spline calibration is HDF5 (ours or Picasso's) or SMAP's MATLAB file (by content, or by its extension
+  // when the content says nothing: then its reader says what is wrong); anything else is the astigmatic JSON.
+  std::string extension = std::filesystem::path(path).extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  bool matlab = false;
+  {
+    std::ifstream head(path, std::ios::binary);
+    char text[6] = {};
+    matlab = head.read(text, 6) && std::string(text, 6) == "MATLAB";
+  }
+  if (looks_like_hdf5(path) || matlab || extension == ".h5" || extension == ".hdf5" || extension == ".mat") {
     if (model_set && fit.model != ShapeModel::spline)
       throw UsageError(p.source("Fit/model").describe(), "--calibration " + path +
                                                              " (a spline calibration) localizes in 3D with the spline "
@@ -89,7 +100,7 @@ void set_astigmatism(const Params& p, const Camera& camera, FitSettings& fit) {
                        "the spline model fits over its calibration's whole z range (--z-range is for astigmatic "
                        "calibrations)");
     fit.model = ShapeModel::spline;
-    auto psf = std::make_shared<SplinePsf>(read_spline_calibration(path));
+    auto psf = std::make_shared<SplinePsf>(read_spline_any(path));
     // A warning, not an error: the spline is in camera pixels of the bead stack.
     if (psf->pixel_size_nm > 0 && std::abs(psf->pixel_size_nm - camera.pixel_size_nm) > 0.02 * camera.pixel_size_nm)
       std::cerr << "fit2d: warning: the spline calibration " << path << " was made with " << psf->pixel_size_nm

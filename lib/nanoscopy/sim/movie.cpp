@@ -23,6 +23,7 @@ double pixel_integral(std::int64_t i, double mu, double sigma) {
 struct Spot {
   double x, y, photons;
   double sx, sy;  // PSF widths, px
+  double z = 0;   // nm (the pupil PSF)
 };
 
 // The camera's ADU for `electrons` (photoelectrons) at pixel k.
@@ -47,10 +48,16 @@ double camera_adu(const MovieSettings& m, double electrons, std::size_t k, std::
 // One frame: the expected photons (background plus each spot's pixel-integrated
 // Gaussian within 6 sigma, beyond which it is below 1e-8 of the spot), Poisson
 // shot noise, then the camera.
-void render_frame(const MovieSettings& m, const std::vector<Spot>& spots, std::int64_t t, std::span<std::uint16_t> out) {
+void render_frame(const MovieSettings& m, const std::vector<Spot>& spots, const std::vector<std::size_t>& hot,
+                  std::int64_t t, std::span<std::uint16_t> out) {
   std::vector<double> expected(out.size(), m.background);
+  for (const std::size_t k : hot) expected[k] += m.hot_pixel_photons;
   std::vector<double> px, py;
   for (const auto& s : spots) {
+    if (m.pupil) {
+      m.pupil->add(s.x, s.y, s.z, s.photons, m.width, m.height, expected.data());
+      continue;
+    }
     const std::int64_t reach = static_cast<std::int64_t>(std::ceil(6 * std::max(s.sx, s.sy))) + 1;
     const std::int64_t x0 = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(s.x)) - reach);
     const std::int64_t x1 = std::min<std::int64_t>(m.width - 1, static_cast<std::int64_t>(std::floor(s.x)) + reach);
@@ -91,12 +98,20 @@ void check_settings(const MovieSettings& m) {
     if (!m.maps) throw UsageError("--camera", "an sCMOS camera needs its per-pixel maps");
     m.maps->check_frame_size(m.width, m.height, "the simulated movie");
   }
-  if (m.z_stack && !m.astigmatism) throw UsageError("--z-stack", "a bead z-stack needs an astigmatic calibration");
-  if (m.astigmatism) {
+  if (m.z_stack && !m.astigmatism && !m.pupil)
+    throw UsageError("--z-stack", "a bead z-stack needs an astigmatic calibration or the pupil PSF");
+  if (m.hot_pixels < 0 || m.hot_pixels > m.width * m.height) throw UsageError("--hot-pixels", "more than the frame has");
+  if (m.pupil) {
+    if (!(m.z_min_nm <= m.z_max_nm)) throw UsageError("--z-min", "the z range is empty (--z-min > --z-max)");
+    const double top = m.z_stack ? m.z_min_nm + m.z_step_nm * static_cast<double>(m.frames - 1) : m.z_max_nm;
+    if (m.z_min_nm < m.pupil->z_min_nm() - 1e-6 || top > m.pupil->z_max_nm() + 1e-6)
+      throw UsageError("--z-min/--z-max", "beyond the pupil PSF's table");
+    if (m.z_stack && !(m.z_step_nm > 0)) throw UsageError("--z-step", "must be positive (nm)");
+  } else if (m.astigmatism) {
     if (!(m.z_min_nm <= m.z_max_nm)) throw UsageError("--z-min", "the z range is empty (--z-min > --z-max)");
     m.astigmatism->require_covers(m.z_min_nm, m.z_max_nm, "--z-min/--z-max");
   }
-  if (m.z_stack) {
+  if (m.z_stack && !m.pupil) {
     if (!(m.z_step_nm > 0)) throw UsageError("--z-step", "must be positive (nm)");
     if (m.beads < 1) throw UsageError("--beads", "a z-stack needs at least one bead");
     m.astigmatism->require_covers(m.z_min_nm, m.z_min_nm + m.z_step_nm * static_cast<double>(m.frames - 1),
@@ -145,7 +160,11 @@ std::vector<EmitterTruth> simulate_movie(const MovieSettings& m, const std::stri
       const auto [sx, sy] = widths(m.z_min_nm + (m.z_max_nm - m.z_min_nm) * i / 100.0);
       widest = std::max({widest, sx, sy});
     }
-  const double margin = 2.0 * widest;
+  // The pupil PSF: emitters 3 px from the edges (its window is cut there), beads half a window.
+  const double margin = m.pupil ? (m.z_stack ? std::min<double>(m.pupil->settings().half_width_px,
+                                                                0.25 * static_cast<double>(std::min(m.width, m.height)))
+                                             : 3.0)
+                                : 2.0 * widest;
   std::uniform_real_distribution<double> ux(margin, static_cast<double>(m.width) - 1 - margin);
   std::uniform_real_distribution<double> uy(margin, static_cast<double>(m.height) - 1 - margin);
   struct Emitter {
@@ -156,7 +175,21 @@ std::vector<EmitterTruth> simulate_movie(const MovieSettings& m, const std::stri
   };
   std::vector<Emitter> emitters(static_cast<std::size_t>(m.z_stack ? 0 : m.emitters));
   std::bernoulli_distribution starts_on(m.on_fraction);
-  if (m.z_stack) {
+  if (m.z_stack && m.pupil) {
+    // Beads of the pupil PSF, 26 px apart in x or y where the frame has room (1000 tries each): fit2d
+    // calibrate --model spline uses beads whose 25 px cuts (its default box 21 + 4) do not overlap.
+    const double apart = 26;
+    for (int k = 0; k < m.beads; ++k) {
+      double x = ux(rng), y = uy(rng);
+      for (int tries = 0; tries < 1000; ++tries) {
+        bool clear = true;
+        for (const auto& e : emitters) clear = clear && std::max(std::abs(e.x - x), std::abs(e.y - y)) >= apart;
+        if (clear) break;
+        x = ux(rng), y = uy(rng);
+      }
+      emitters.push_back({x, y, true, true});
+    }
+  } else if (m.z_stack) {
     // Beads: always on, like markers, but at the stack's z.
     for (int k = 0; k < m.beads; ++k) emitters.push_back({ux(rng), uy(rng), true, true});
   } else if (m.structure == "grid") {
@@ -177,7 +210,7 @@ std::vector<EmitterTruth> simulate_movie(const MovieSettings& m, const std::stri
   }
   if (!m.z_stack)
     for (int k = 0; k < m.markers; ++k) emitters.push_back({ux(rng), uy(rng), true, true});
-  if (psf && !m.z_stack) {
+  if ((psf || m.pupil) && !m.z_stack) {
     // z from its own stream, so the (x, y) and blinking of a 2D movie stay as they are.
     std::mt19937_64 zrng(m.seed ^ 0x7a5e3d7a5e3d7a5eULL);
     std::uniform_real_distribution<double> uz(m.z_min_nm, m.z_max_nm);
@@ -215,6 +248,16 @@ std::vector<EmitterTruth> simulate_movie(const MovieSettings& m, const std::stri
   std::vector<std::vector<Spot>> spots(static_cast<std::size_t>(batch));
   std::vector<std::uint16_t> frames(static_cast<std::size_t>(batch * pixels));
   std::vector<EmitterTruth> truth;
+  // Hot pixels: their own stream, so the rest of the movie is the same with or without them.
+  std::vector<std::size_t> hot;
+  {
+    std::mt19937_64 hrng(m.seed ^ 0x407a407a407a407aULL);
+    std::uniform_int_distribution<std::size_t> pick(0, static_cast<std::size_t>(pixels - 1));
+    while (static_cast<int>(hot.size()) < m.hot_pixels) {
+      const std::size_t k = pick(hrng);
+      if (std::find(hot.begin(), hot.end(), k) == hot.end()) hot.push_back(k);
+    }
+  }
   for (std::int64_t t0 = 0; t0 < m.frames; t0 += batch) {
     const std::int64_t count = std::min(batch, m.frames - t0);
     for (std::int64_t b = 0; b < count; ++b) {
@@ -229,12 +272,12 @@ std::vector<EmitterTruth> simulate_movie(const MovieSettings& m, const std::stri
         const double z = m.z_stack ? m.z_min_nm + m.z_step_nm * static_cast<double>(t) : e.z;
         const auto [sx, sy] = widths(z);
         truth.push_back({t, e.x + shift_x, e.y + shift_y, photons, z});
-        on_now.push_back({e.x + shift_x, e.y + shift_y, photons, sx, sy});
+        on_now.push_back({e.x + shift_x, e.y + shift_y, photons, sx, sy, z});
       }
     }
 #pragma omp parallel for schedule(dynamic)
     for (std::int64_t b = 0; b < count; ++b)
-      render_frame(m, spots[static_cast<std::size_t>(b)], t0 + b,
+      render_frame(m, spots[static_cast<std::size_t>(b)], hot, t0 + b,
                    std::span<std::uint16_t>(frames).subspan(static_cast<std::size_t>(b * pixels),
                                                             static_cast<std::size_t>(pixels)));
     writer->write(frames.data(), count);

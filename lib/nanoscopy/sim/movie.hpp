@@ -16,6 +16,7 @@
 #include "nanoscopy/core/astigmatism.hpp"
 #include "nanoscopy/core/camera_maps.hpp"
 #include "nanoscopy/sim/drift.hpp"
+#include "nanoscopy/sim/pupil_psf.hpp"
 
 namespace nanoscopy {
 
@@ -68,6 +69,16 @@ struct MovieSettings {
   bool z_stack = false;
   int beads = 1;
   double z_step_nm = 10;
+
+  // The pupil-function PSF (sim/pupil_psf.hpp) instead of the Gaussian: 3D, each emitter at a z
+  // uniform in [z_min_nm, z_max_nm] (a z-stack: frame t at z_min_nm + t · z_step_nm); `astigmatism`
+  // and psf_sigma are not used. Its table must cover the z range. z-stack beads are placed at least
+  // 2·half_width_px + 1 apart and half_width_px from the edges where the frame has room.
+  std::shared_ptr<const PupilPsf> pupil;
+  // Hot pixels: this many pixels (at seeded random places, the same in every frame) with
+  // `hot_pixel_photons` extra expected photons in every frame (then Poisson like the rest).
+  int hot_pixels = 0;
+  double hot_pixel_photons = 2000;
 };
 
 struct EmitterTruth {
