@@ -13,6 +13,7 @@
 #include "nanoscopy/bench/bench_roi.hpp"
 #include "nanoscopy/bench/bench_smre.hpp"
 #include "nanoscopy/bench/bench_sofi.hpp"
+#include "nanoscopy/bench/bench_esrrf.hpp"
 #include "nanoscopy/params/tool_schemas.hpp"
 #include "nanoscopy/bench/simulate_cli.hpp"
 
@@ -71,6 +72,12 @@ int main(int argc, char** argv) {
   auto* sofi_cmd = cli.add_subcommand("sofi", "SOFI: FRC of SOFI2, SOFI2(SMRE), SMRE(SOFI2) on quantum dots; frames/s and GPU bandwidth");
   add_sofi_bench_options(*sofi_cmd, sofi);
 
+  EsrrfBenchOptions esrrf;
+  auto* esrrf_cmd = cli.add_subcommand(
+      "esrrf", "eSRRF: frames/s per device and size (1,000 frames of 512^2 at magnification 5), Pearson r against the "
+               "truth next to SOFI2, balanced SOFI and the mean (random emitters and rings), the QnR sweep's choice");
+  add_esrrf_bench_options(*esrrf_cmd, esrrf);
+
   FrcBenchOptions frc;
   auto* frc_cmd = cli.add_subcommand("frc", "FRC: time vs image edge (256..4096) on CPU and GPU, GPU/CPU agreement");
   add_frc_bench_options(*frc_cmd, frc);
@@ -102,7 +109,8 @@ int main(int argc, char** argv) {
       "                                                    localizations in 20,000 frames, link recall, render time\n"
       "  bench simulate movie --drift-linear 20 --drift-walk 0.1 --structure rings   + movie_drift.csv, _emitters.csv\n"
       "  bench smre --json smre.json --images smre-img     SMRE runtime (the paper's Fig. 8), quality, stack rate\n"
-      "  bench sofi --json sofi.json --images sofi-img     SOFI resolution by FRC with/without SMRE; frames/s");
+      "  bench sofi --json sofi.json --images sofi-img     SOFI resolution by FRC with/without SMRE; frames/s\n"
+      "  bench esrrf --json esrrf.json --devices cuda:0    eSRRF frames/s and Pearson r against the truth");
   return app.run(argc, argv, [&](ToolContext& ctx) {
     const auto seed = static_cast<std::uint64_t>(ctx.params.get_int("seed"));
     if (*sim_movie) return run_simulate_movie(movie, seed, ctx.quiet);
@@ -115,6 +123,7 @@ int main(int argc, char** argv) {
     if (*smre_cmd) return run_smre_bench(smre, seed, ctx.quiet, std::cout);
     if (*sofi_cmd)
       return run_sofi_bench(sofi, seed, static_cast<int>(ctx.params.get_int("repeats")), ctx.quiet, std::cout);
+    if (*esrrf_cmd) return run_esrrf_bench(esrrf, seed, ctx.quiet, std::cout);
     if (*frc_cmd) return run_frc_bench(frc, seed, static_cast<int>(ctx.params.get_int("repeats")), ctx.quiet, std::cout);
     if (*render_cmd)
       return run_render_bench(render, seed, static_cast<int>(ctx.params.get_int("repeats")), ctx.quiet, std::cout);
