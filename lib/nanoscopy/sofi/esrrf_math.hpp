@@ -9,10 +9,12 @@
 //     clamped to 0, Gc = I[r0,c] - I[r,c0] + I[r,c] - I[r0,c0] and
 //     Gr = -I[r0,c] + I[r,c0] + I[r,c] - I[r0,c0].
 //  3. The gradients magnified by 2M (Catmull-Rom). The radial gradient
-//     convergence (RGC) only reads them on the half-pixel lattice k / 2
-//     (positions v * 2M with v a multiple of 1/2), so we interpolate that lattice
-//     only: G2[k] = CR(G, k / 2), plus one more sample past the end, where NanoPyx
-//     clamps the read to the last 2M-grid pixel (coordinate n - 1 / (2M)).
+//     convergence (RGC) only reads them on the half-pixel lattice v = k / 2, so we
+//     interpolate that lattice only. Robert's cross of pixel (r, c) lies on the
+//     pixel corner (r, c), so the lattice reads the gradient image at k / 2 + 1/2
+//     in the coordinates above: the gradient where it lies, as NanoJ-eSRRF's
+//     vxy_offset = 0.5 / vxy_ArrayShift = 1 do. (NanoPyx's port reads it at k / 2,
+//     half a pixel off, so its RGC peaks half a pixel from a spot; we follow NanoJ.)
 //  4. RGC at output pixel (xM, yM): centre xc = (xM + 1/2) / M; the lattice points
 //     v = (floor(2 xc) + i) / 2, |i| <= floor(2 R) (R = radius, the "fwhm"), inside
 //     0 < v <= (magnified size - 1) and at distance 0 < d <= 2 sigma + 1 from the
@@ -80,13 +82,10 @@ NANOSCOPY_HD void roberts_cross(const float* image, std::int64_t cols, std::int6
   *gr = -i01 + i10 + i11 - i00;
 }
 
-// The coordinate (in input pixels) at which lattice index k of a side of n input
-// pixels is interpolated: k / 2, and for k = 2n (reads past the end) NanoPyx's
-// clamp to the last pixel of the 2M grid, (2 n M - 1) / (2 M).
-NANOSCOPY_HD float lattice_coordinate(std::int64_t k, std::int64_t n, int magnification) {
-  if (k >= 2 * n) return static_cast<float>(2 * n * magnification - 1) / static_cast<float>(2 * magnification);
-  return static_cast<float>(k) * 0.5f;
-}
+// The coordinate (in input pixels, pixel k centred at k + 1/2) at which lattice
+// index k of the gradient images is interpolated: the corner-centred gradients
+// read at v = k / 2 (see step 3 above).
+NANOSCOPY_HD float lattice_coordinate(std::int64_t k) { return static_cast<float>(k + 1) * 0.5f; }
 
 // One lattice sample of the RGC table: offset (di, dj) from the phase's base
 // lattice point, the vector v - c (dx, dy), the distance weight w and 1/d.
@@ -129,6 +128,7 @@ NANOSCOPY_HD float rgc_pixel(const RgcTableView& t, const float* g2c, const floa
     const RgcTap tap = t.taps[n];
     const std::int64_t kx = bx + tap.di, ky = by + tap.dj;
     if (kx < 1 || ky < 1 || kx > kx_max || ky > ky_max) continue;
+    // Past the lattice's end (reads beyond the last pixel): its last point, which is 0 (outside the image).
     const std::int64_t sx = kx < 2 * cols ? kx : 2 * cols, sy = ky < 2 * rows ? ky : 2 * rows;
     const float gx = g2c[sy * lc + sx], gy = g2r[sy * lc + sx];
     weight_sum += tap.weight;
@@ -158,7 +158,8 @@ NANOSCOPY_HD float magnified_intensity(const float* frame, std::int64_t rows, st
 // images at (lattice_coordinate(ky), lattice_coordinate(kx)).
 NANOSCOPY_HD void lattice_gradient(const float* gc, const float* gr, std::int64_t rows, std::int64_t cols, int m,
                                    std::int64_t kx, std::int64_t ky, float* out_c, float* out_r) {
-  const float r = lattice_coordinate(ky, rows, m), c = lattice_coordinate(kx, cols, m);
+  (void)m;
+  const float r = lattice_coordinate(ky), c = lattice_coordinate(kx);
   *out_c = cr_interpolate(gc, rows, cols, r, c);
   *out_r = cr_interpolate(gr, rows, cols, r, c);
 }
