@@ -4,7 +4,9 @@
 //    against the target (<= 2 s on an H100) and the special-function floor (~0.3 s).
 //  - quality: simulated blinking emitters (random points and rings): Pearson r of
 //    eSRRF (AVG, VAR, TAC2), SOFI2, balanced SOFI and the mean image against the
-//    sample (emitters by brightness, PSF sigma / 2, on each image's own grid);
+//    sample (emitters by brightness, PSF sigma / 2) on the magnified grid (the
+//    camera-grid images upsampled by Catmull-Rom) inside eSRRF's zero border, and
+//    against each kind's own ideal (sofi_truth.hpp's cumulant weights);
 //    the QnR sweep's choice judged against the truth (the pair the truth prefers).
 #pragma once
 
@@ -21,9 +23,11 @@ struct EsrrfBenchOptions {
   std::vector<std::string> devices;  // empty: cpu and every GPU
   int magnification = 5;
   // quality
-  std::int64_t frames = 500;
-  std::int64_t size = 48;
-  int emitters = 60;
+  // bench sofi's stack (128^2, 2,000 frames, 400 emitters): small stacks hold a ring or two and too few
+  // blinking cycles for the second-order images.
+  std::int64_t frames = 2000;
+  std::int64_t size = 128;
+  int emitters = 400;
   double psf_sigma = 1.5;
   double pixel_size = 100;
   std::string quality_device;  // default: the first GPU, else cpu
