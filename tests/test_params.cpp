@@ -517,7 +517,7 @@ TEST_CASE("every file in params/ parses; the smre ones resolve with the smre sch
     CHECK(!tree.empty());
     const std::string stem = entry.path().stem().string();
     if (stem.find("smre") != std::string::npos) CHECK_NOTHROW(smre_schema().resolve(tree));
-    if (stem == "sofi") CHECK_NOTHROW(sofi_schema().resolve(tree));
+    if (stem == "sofi" || stem == "sofi-esrrf") CHECK_NOTHROW(sofi_schema().resolve(tree));
     if (stem == "frc") CHECK_NOTHROW(frc_schema().resolve(tree));
   }
   CHECK(files >= 2);

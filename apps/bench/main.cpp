@@ -15,6 +15,7 @@
 #include "nanoscopy/bench/bench_roi.hpp"
 #include "nanoscopy/bench/bench_smre.hpp"
 #include "nanoscopy/bench/bench_sofi.hpp"
+#include "nanoscopy/bench/bench_esrrf.hpp"
 #include "nanoscopy/params/tool_schemas.hpp"
 #include "nanoscopy/bench/simulate_cli.hpp"
 
@@ -79,6 +80,12 @@ int main(int argc, char** argv) {
   auto* sofi_cmd = cli.add_subcommand("sofi", "SOFI: FRC of SOFI2, SOFI2(SMRE), SMRE(SOFI2) on quantum dots; frames/s and GPU bandwidth");
   add_sofi_bench_options(*sofi_cmd, sofi);
 
+  EsrrfBenchOptions esrrf;
+  auto* esrrf_cmd = cli.add_subcommand(
+      "esrrf", "eSRRF: frames/s per device and size (1,000 frames of 512^2 at magnification 5), Pearson r against the "
+               "truth next to SOFI2, balanced SOFI and the mean (random emitters and rings), the QnR sweep's choice");
+  add_esrrf_bench_options(*esrrf_cmd, esrrf);
+
   FrcBenchOptions frc;
   auto* frc_cmd = cli.add_subcommand("frc", "FRC: time vs image edge (256..4096) on CPU and GPU, GPU/CPU agreement");
   add_frc_bench_options(*frc_cmd, frc);
@@ -117,7 +124,8 @@ int main(int argc, char** argv) {
       "  bench simulate movie --z-stack --psf pupil --z-step 10 -o beads.tif   bead stack of a non-Gaussian 3D PSF\n"
       "  bench spline3d --dir s3d                          beads -> spline and astigmatic calibration -> 3D fits vs CRB\n"
       "  bench smre --json smre.json --images smre-img     SMRE runtime (the paper's Fig. 8), quality, stack rate\n"
-      "  bench sofi --json sofi.json --images sofi-img     SOFI resolution by FRC with/without SMRE; frames/s");
+      "  bench sofi --json sofi.json --images sofi-img     SOFI resolution by FRC with/without SMRE; frames/s\n"
+      "  bench esrrf --json esrrf.json --devices cuda:0    eSRRF frames/s and Pearson r against the truth");
   return app.run(argc, argv, [&](ToolContext& ctx) {
     const auto seed = static_cast<std::uint64_t>(ctx.params.get_int("seed"));
     if (*sim_movie) return run_simulate_movie(movie, seed, ctx.quiet);
@@ -131,6 +139,7 @@ int main(int argc, char** argv) {
     if (*smre_cmd) return run_smre_bench(smre, seed, ctx.quiet, std::cout);
     if (*sofi_cmd)
       return run_sofi_bench(sofi, seed, static_cast<int>(ctx.params.get_int("repeats")), ctx.quiet, std::cout);
+    if (*esrrf_cmd) return run_esrrf_bench(esrrf, seed, ctx.quiet, std::cout);
     if (*frc_cmd) return run_frc_bench(frc, seed, static_cast<int>(ctx.params.get_int("repeats")), ctx.quiet, std::cout);
     if (*decorr_cmd)
       return run_decorr_bench(decorr, seed, static_cast<int>(ctx.params.get_int("repeats")), ctx.quiet, std::cout);

@@ -12,6 +12,7 @@
 #include "smre/engine_cuda.hpp"
 #include "sofi/deconvolve_engine_cuda.hpp"
 #include "sofi/engine_cuda.hpp"
+#include "sofi/esrrf_engine_cuda.hpp"
 #include "undrift/engine_cuda.hpp"
 
 namespace nanoscopy::cuda {
@@ -36,6 +37,7 @@ const Accelerator& accelerator() {
       .make_correlation_engine = make_cuda_correlation_engine,
       .make_render_engine = make_cuda_render_engine,
       .make_deconvolve_engine = make_cuda_deconvolve_engine,
+      .make_esrrf_engine = make_cuda_esrrf_engine,
       .time_device_resident_fit = time_device_resident_fit,
       .time_device_resident_sofi = [](int gpu, const SofiProblem& problem, std::int64_t frames, int repeats,
                                       std::int64_t* bytes) {

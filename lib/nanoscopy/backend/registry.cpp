@@ -164,6 +164,13 @@ std::unique_ptr<RenderEngine> make_render_engine(const Device& device, const Ren
   return a.make_render_engine(first_gpu(device, "render"), geometry);
 }
 
+std::unique_ptr<EsrrfEngine> make_esrrf_engine(const Device& device, const EsrrfGeometry& geometry,
+                                               const EsrrfSettings& settings, std::int64_t chunk_frames) {
+  if (device.kind == DeviceKind::cpu) return make_cpu_esrrf_engine(geometry, settings, chunk_frames, device.cpu_threads);
+  const Accelerator& a = accelerator_or_throw();
+  return a.make_esrrf_engine(first_gpu(device, "sofi esrrf"), geometry, settings, chunk_frames);
+}
+
 std::unique_ptr<DeconvolveEngine> make_deconvolve_engine(const Device& device) {
   if (device.kind == DeviceKind::cpu) return make_cpu_deconvolve_engine();
   const Accelerator& a = accelerator_or_throw();

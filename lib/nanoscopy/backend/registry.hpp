@@ -23,6 +23,7 @@
 #include "nanoscopy/smre/engine.hpp"
 #include "nanoscopy/sofi/deconvolve_engine.hpp"
 #include "nanoscopy/sofi/engine.hpp"
+#include "nanoscopy/sofi/esrrf_engine.hpp"
 
 namespace nanoscopy {
 
@@ -72,6 +73,9 @@ std::unique_ptr<DecorrEngine> make_decorr_engine(const Device& device, const Dec
 std::unique_ptr<CorrelationEngine> make_correlation_engine(const Device& device, const CorrelationGeometry& geometry);
 // fit2d render's accumulation: one thread on the CPU, atomics on a GPU.
 std::unique_ptr<RenderEngine> make_render_engine(const Device& device, const RenderGeometry& geometry);
+// eSRRF's radial gradient convergence and temporal sums (sofi esrrf); chunk_frames: the most per chunk.
+std::unique_ptr<EsrrfEngine> make_esrrf_engine(const Device& device, const EsrrfGeometry& geometry,
+                                               const EsrrfSettings& settings, std::int64_t chunk_frames);
 // Balanced SOFI's Richardson-Lucy iterations.
 std::unique_ptr<DeconvolveEngine> make_deconvolve_engine(const Device& device);
 

@@ -81,6 +81,11 @@ CLI::Option* ToolApp::bind(CLI::App* subcommand, const std::string& flags, const
 
 CLI::Option* ToolApp::bind_flag(const std::string& flags, const std::string& path, const std::string& help,
                                 const std::string& value) {
+  return bind_flag(&app_, flags, path, help, value);
+}
+
+CLI::Option* ToolApp::bind_flag(CLI::App* subcommand, const std::string& flags, const std::string& path,
+                                const std::string& help, const std::string& value) {
   const ParamSpec* spec = schema_.find(path);
   if (!spec || spec->type != ParamType::boolean)
     throw std::logic_error("flag " + flags + " bound to a parameter that is not boolean: " + path);
@@ -88,7 +93,7 @@ CLI::Option* ToolApp::bind_flag(const std::string& flags, const std::string& pat
   binding->path = path;
   binding->is_flag = true;
   binding->value = value;
-  binding->option = app_.add_flag(flags)->description((help.empty() ? spec->doc : help) + " [param '" + path + "']");
+  binding->option = subcommand->add_flag(flags)->description((help.empty() ? spec->doc : help) + " [param '" + path + "']");
   auto* option = binding->option;
   bindings_.push_back(std::move(binding));
   return option;

@@ -42,6 +42,9 @@ class ToolApp {
   // the flag that turns a default on off).
   CLI::Option* bind_flag(const std::string& flags, const std::string& path, const std::string& help = "",
                          const std::string& value = "true");
+  // The same on a subcommand (sofi esrrf --error-map).
+  CLI::Option* bind_flag(CLI::App* subcommand, const std::string& flags, const std::string& path,
+                         const std::string& help = "", const std::string& value = "true");
 
   // Text appended to --help (examples, exit codes).
   void set_footer(const std::string& text);

@@ -27,6 +27,9 @@ class DecorrEngine;
 class CorrelationEngine;
 class RenderEngine;
 class DeconvolveEngine;
+class EsrrfEngine;
+struct EsrrfGeometry;
+struct EsrrfSettings;
 struct FitSettings;
 struct FitResult;
 struct RoiBatch;
@@ -62,6 +65,8 @@ struct Accelerator {
   std::unique_ptr<CorrelationEngine> (*make_correlation_engine)(int gpu, const CorrelationGeometry& geometry);
   std::unique_ptr<RenderEngine> (*make_render_engine)(int gpu, const RenderGeometry& geometry);
   std::unique_ptr<DeconvolveEngine> (*make_deconvolve_engine)(int gpu);
+  std::unique_ptr<EsrrfEngine> (*make_esrrf_engine)(int gpu, const EsrrfGeometry& geometry,
+                                                    const EsrrfSettings& settings, std::int64_t chunk_frames);
 
   // bench: kernels timed on data already on the device (seconds per repeat).
   double (*time_device_resident_fit)(int gpu, const FitSettings& settings, const RoiBatch& batch, int repeats,

@@ -166,6 +166,29 @@ const Schema& sofi_schema() {
     s.choice("SOFI/bleach correction", "block", {"none", "block", "exponential"},
              "none: one block over the whole range; block: each --block centred on its own mean; exponential: "
              "f(t) = A exp(-t/tau) + C fitted to the mean intensity, every frame scaled by f(0)/f(t) first, then blocks");
+    // sofi esrrf (issue 28): NanoPyx's / NanoJ-eSRRF's parameters and defaults.
+    s.integer("eSRRF/magnification", 5, 1, 20, "sofi esrrf: output pixels per input pixel along each axis");
+    s.positive_real("eSRRF/radius", 1.5,
+                    "sofi esrrf: radius in input px of the radial gradient convergence; its Gaussian weighting has "
+                    "sigma = radius / 2.355");
+    s.positive_real("eSRRF/sensitivity", 1, "sofi esrrf: the convergence is raised to this power (where > 1)");
+    s.integer("eSRRF/frames per timepoint", 0, 0, {},
+              "sofi esrrf: frames per output image (0: all frames, one image); more images: a time series");
+    s.integer("eSRRF/step", 0, 0, {},
+              "sofi esrrf: frames between the starts of consecutive time points (0: frames per timepoint, no "
+              "overlap); smaller: a sliding window");
+    s.choice("eSRRF/temporal", "avg", {"avg", "var", "tac2"},
+             "sofi esrrf: temporal analysis of the convergence maps of a time point: avg (mean), var (variance, "
+             "lag 0), tac2 (lag-1 autocorrelation of the mean-subtracted maps)");
+    s.boolean("eSRRF/intensity weighting", true, "sofi esrrf: multiply the convergence by the magnified intensity");
+    s.boolean("eSRRF/macro pixel correction", true,
+              "sofi esrrf: divide each pixel by the mean of its position within the magnification grid (the image's "
+              "mean units are kept)");
+    s.boolean("eSRRF/error map", false,
+              "sofi esrrf: SQUIRREL error map against the mean of the frames (RSE, RSP); writes OUT_errormap.tif/.png");
+    s.string("eSRRF/sweep", "",
+             "sofi esrrf: parameter sweep scored by QnR, e.g. radius=1:2:0.25,sensitivity=1:4; the best pair makes "
+             "the image; writes OUT_sweep.csv");
     s.real("Output/pixel size", 0, 0, {}, "pixel size in nm recorded in the output (0: the stack's own, if any)");
     return s;
   }();
