@@ -480,3 +480,54 @@ TEST_CASE("sofi esrrf: parameter files round trip") {
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   CHECK(read_page(dir / "p.tif", 0) == read_page(dir / "o.tif", 0));
 }
+
+TEST_CASE("sofi esrrf --partial parts and sofi merge: the image of one run (AVG, VAR, TAC2, sliding window)") {
+  TempDir dir;
+  const std::int64_t w = 16, h = 14;
+  write_stack(dir / "blink.tif", w, h, blinking(w, h, 30, 9));
+  const std::string stack = q(dir / "blink.tif");
+  for (const std::string extra : {"--temporal avg", "--temporal var", "--temporal tac2",
+                                  "--temporal tac2 --frames-per-timepoint 10 --step 4"}) {
+    CAPTURE(extra);
+    const std::string opts = " -m 2 -q " + extra;
+    auto r = run_tool("sofi", "esrrf " + stack + " -o " + q(dir / "one.tif") + opts);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    // Cuts inside time points (7, 19) and on no boundary; parts given out of order.
+    const char* ranges[] = {"0:7", "7:19", "19:30"};
+    for (int i = 0; i < 3; ++i) {
+      r = run_tool("sofi", "esrrf " + stack + " --frames " + ranges[i] + " --partial " +
+                               q(dir / ("p" + std::to_string(i) + ".h5")) + opts);
+      REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    }
+    r = run_tool("sofi", "merge " + q(dir / "p2.h5") + " " + q(dir / "p0.h5") + " " + q(dir / "p1.h5") + " -o " +
+                             q(dir / "merged.tif") + " -q");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    StackInfo a, b;
+    read_page(dir / "one.tif", 0, &a);
+    read_page(dir / "merged.tif", 0, &b);
+    REQUIRE(a.frames == b.frames);
+    CHECK(b.pixel_size_nm == doctest::Approx(a.pixel_size_nm));
+    for (std::int64_t page = 0; page < a.frames; ++page) {
+      const auto one = read_page(dir / "one.tif", page), merged = read_page(dir / "merged.tif", page);
+      REQUIRE(one.size() == merged.size());
+      float peak = 0, diff = 0;
+      for (std::size_t i = 0; i < one.size(); ++i)
+        peak = std::max(peak, std::abs(one[i])), diff = std::max(diff, std::abs(one[i] - merged[i]));
+      CHECK(peak > 0);
+      CHECK(diff <= 1e-5f * peak);
+    }
+  }
+  // A missing part, and parts made with other settings: one line naming the file, no output.
+  auto r = run_tool("sofi", "merge " + q(dir / "p0.h5") + " " + q(dir / "p2.h5") + " -o " + q(dir / "gap.tif") + " -q");
+  CHECK(r.exit_code != 0);
+  CHECK(r.output.find("p2.h5") != std::string::npos);
+  CHECK(r.output.find("in no part") != std::string::npos);
+  CHECK(!fs::exists(dir / "gap.tif"));
+  r = run_tool("sofi", "esrrf " + stack + " --frames 0:7 --partial " + q(dir / "other.h5") + " -m 3 -q");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  r = run_tool("sofi", "merge " + q(dir / "other.h5") + " " + q(dir / "p1.h5") + " " + q(dir / "p2.h5") + " -o " +
+                           q(dir / "mixed.tif") + " -q");
+  CHECK(r.exit_code != 0);
+  CHECK(r.output.find("other eSRRF settings") != std::string::npos);
+  CHECK(!fs::exists(dir / "mixed.tif"));
+}

@@ -5,6 +5,7 @@
 #include "nanoscopy/params/tool_schemas.hpp"
 #include "nanoscopy/sofi/cli.hpp"
 #include "nanoscopy/sofi/esrrf_cli.hpp"
+#include "nanoscopy/sofi/esrrf_partial.hpp"
 
 int main(int argc, char** argv) {
   using namespace nanoscopy;
@@ -69,6 +70,10 @@ int main(int argc, char** argv) {
   app.bind_flag(esrrf_cmd, "--error-map", "eSRRF/error map");
   app.bind(esrrf_cmd, "--sweep", "eSRRF/sweep");
   app.bind(esrrf_cmd, "--pixel-size", "Output/pixel size");
+  esrrf_cmd->add_option("--partial", esrrf.partial,
+                        "Write mergeable sums of --frames A:B (the whole stack's time points) to this HDF5 file; "
+                        "sofi merge P*.h5 -o OUT.tif joins the parts")
+      ->type_name("PART.h5");
   esrrf_cmd->footer(
       "Examples:\n"
       "  sofi esrrf blink.tif -o e.tif                      magnification 5, radius 1.5, AVG: e.tif and e.png\n"
@@ -120,7 +125,11 @@ int main(int argc, char** argv) {
       "f(0)/f(t) (at most 100; Fiji's Bleach Correction, Exponential Fit), then blocks as usual. Neither works with\n"
       "--partial or mpirun (the first pass needs the whole range).");
   return app.run(argc, argv, [&](ToolContext& ctx) {
-    if (*merge_cmd) return run_sofi_merge(merge, ctx, std::cout);
+    if (*merge_cmd) {
+      if (!merge.parts.empty() && is_esrrf_partial(merge.parts.front()))
+        return run_esrrf_merge(merge.parts, merge.output, ctx, std::cout);
+      return run_sofi_merge(merge, ctx, std::cout);
+    }
     if (*esrrf_cmd) return run_sofi_esrrf(esrrf, ctx, std::cout);
     run_sofi_cli(options, ctx, std::cout);
   });

@@ -191,6 +191,7 @@ void run_esrrf(EsrrfEngine& engine, const EsrrfSettings& settings, const EsrrfRu
         tp.index = i;
         tp.frames = tps[i].frames();
         tp.image = esrrf_finish(sums, tp.frames, settings.temporal);
+        if (in.want_sums) tp.sums = sums;
         if (in.macro_pixel_correction && settings.macro_pixel_correction)
           macro_pixel_correct(tp.image, info.width * m, info.height * m, m);
         if (in.want_mean) {

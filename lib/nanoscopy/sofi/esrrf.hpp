@@ -30,6 +30,7 @@ struct EsrrfTimePoint {
   std::int64_t frames = 0;
   std::vector<float> image;  // out_width x out_height (temporal analysis, macro-pixel corrected as set)
   std::vector<float> mean;   // width x height mean of its frames (only when asked: want_mean)
+  EsrrfSlotSums sums;        // the engine's sums (only when asked: want_sums; esrrf_partial.hpp)
 };
 
 struct EsrrfRunInput {
@@ -38,6 +39,7 @@ struct EsrrfRunInput {
   std::int64_t chunk_frames = 64;  // frames per chunk (also bounded by the engine's capacity)
   std::vector<EsrrfSlot> time_points;  // any order of begins; finished in the order of their ends
   bool want_mean = false;
+  bool want_sums = false;
   bool macro_pixel_correction = true;  // applied to each image (the sweep's odd/even images skip it)
   bool quiet = false;
   std::string progress_label = "sofi esrrf";

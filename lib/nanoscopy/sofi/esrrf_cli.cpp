@@ -18,6 +18,8 @@
 #include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/frc/frc.hpp"
 #include "nanoscopy/io/image_png.hpp"
+#include "nanoscopy/cluster/fingerprint.hpp"
+#include "nanoscopy/sofi/esrrf_partial.hpp"
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/sofi/esrrf.hpp"
@@ -104,6 +106,123 @@ EsrrfSweepSpec parse_esrrf_sweep(const std::string& text, const EsrrfSettings& c
   return spec;
 }
 
+namespace {
+
+// The meta of the output TIFF (one page per time point).
+ImageMeta esrrf_meta(std::int64_t wm, std::int64_t hm, double out_pixel_nm, const EsrrfSettings& settings,
+                     const std::vector<EsrrfSlot>& time_points) {
+  ImageMeta meta;
+  meta.width = wm;
+  meta.height = hm;
+  meta.frames = static_cast<std::int64_t>(time_points.size());
+  meta.type = PixelType::f32;
+  meta.pixel_size_nm = out_pixel_nm;
+  meta.software = std::string("nanoscopy sofi esrrf ") + NANOSCOPY_VERSION;
+  meta.axis = StackAxis::time;
+  for (const auto& t : time_points)
+    meta.labels.push_back("eSRRF " + std::string(temporal_name(settings.temporal)) + " frames " +
+                          std::to_string(t.begin) + ":" + std::to_string(t.end));
+  meta.notes = {{"esrrf_magnification", std::to_string(settings.magnification)},
+                {"esrrf_radius", fmt(settings.radius, 6)},
+                {"esrrf_sensitivity", fmt(settings.sensitivity, 6)},
+                {"esrrf_temporal", temporal_name(settings.temporal)},
+                {"esrrf_intensity_weighting", settings.intensity_weighting ? "true" : "false"},
+                {"esrrf_macro_pixel_correction", settings.macro_pixel_correction ? "true" : "false"}};
+  return meta;
+}
+
+// sofi esrrf STACK --frames A:B --partial P.h5: the time points of the whole stack, summed over A:B.
+void run_esrrf_partial(const EsrrfCliOptions& options, ToolContext& ctx, const EsrrfSettings& settings,
+                       std::ostream& out) {
+  const Params& p = ctx.params;
+  if (p.get_bool("eSRRF/error map") || !p.get_string("eSRRF/sweep").empty())
+    throw UsageError("--partial", "parts carry sums only: run --error-map and --sweep on the whole stack");
+  const std::string ext = std::filesystem::path(options.partial).extension().string();
+  if (ext != ".h5" && ext != ".hdf5") throw UsageError(options.partial, "write the part as .h5 (HDF5)");
+  plan_input(options.input, "the stack");
+  plan_output(options.partial, "the part file (--partial)");
+  { AtomicOutput probe(options.partial); }
+  auto reader = open_stack(options.input);
+  const StackInfo info = reader->info();
+  const auto range = ctx.frames.resolve(info.frames, info.path);
+  const std::int64_t fpt = p.get_int("eSRRF/frames per timepoint"), step = p.get_int("eSRRF/step");
+  if (step > 0 && fpt == 0) throw UsageError("--step", "a sliding window needs --frames-per-timepoint N as well");
+  // The whole stack's time points; this part sums their frames inside [first, last).
+  const auto all = esrrf_time_points(0, info.frames, fpt, step);
+  const std::int64_t min_frames = settings.temporal == Temporal::avg ? 1 : 2;
+  for (const auto& t : all)
+    if (t.frames() < min_frames)
+      throw InputError(info.path, std::string(temporal_name(settings.temporal)) + " needs at least 2 frames per time "
+                                  "point; frames " + std::to_string(t.begin) + ":" + std::to_string(t.end) + " have " +
+                                  std::to_string(t.frames()));
+  std::vector<EsrrfSlot> slots;
+  std::vector<std::int64_t> index;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const std::int64_t b = std::max(all[i].begin, range.first), e = std::min(all[i].end, range.last);
+    if (b < e) slots.push_back({b, e, 1}), index.push_back(static_cast<std::int64_t>(i));
+  }
+  EsrrfPartial part;
+  part.stack_fingerprint = stack_fingerprint(*reader);
+  part.stack_name = std::filesystem::path(info.path).filename().string();
+  part.settings = settings;
+  part.settings_text = esrrf_settings_text(settings);
+  part.stack_frames = info.frames;
+  part.frames_per_timepoint = fpt;
+  part.step = step;
+  part.begin = range.first;
+  part.end = range.last;
+  part.width = info.width;
+  part.height = info.height;
+  part.pixel_size_nm = p.get_real("Output/pixel size") > 0 ? p.get_real("Output/pixel size") : info.pixel_size_nm;
+  const std::int64_t chunk = p.get_int("Input/chunk frames");
+  auto engine = make_esrrf_engine(ctx.device, {info.width, info.height, esrrf_slots_needed(slots, chunk)}, settings, chunk);
+  EsrrfRunInput in;
+  in.reader = reader.get();
+  in.read_threads = static_cast<int>(p.get_int("Input/read threads"));
+  in.chunk_frames = chunk;
+  in.time_points = slots;
+  in.want_sums = true;
+  in.macro_pixel_correction = false;
+  in.quiet = ctx.quiet;
+  run_esrrf(*engine, settings, in, [&](EsrrfTimePoint& tp) {
+    const auto& s = slots[tp.index];
+    part.time_points[index[tp.index]] = esrrf_part_sums(tp.sums, tp.frames, s.begin, s.end - 1);
+  });
+  write_esrrf_partial(options.partial, part);
+  if (!ctx.quiet)
+    out << "sofi esrrf: frames " << range.first << ":" << range.last << " of " << info.path << " -> " << options.partial
+        << " (sums of " << slots.size() << " of " << all.size() << " time points; sofi merge joins the parts)\n";
+}
+
+}  // namespace
+
+void run_esrrf_merge(const std::vector<std::string>& parts, const std::string& output, ToolContext& ctx,
+                     std::ostream& out) {
+  const std::string ext = std::filesystem::path(output).extension().string();
+  if (ext != ".tif" && ext != ".tiff")
+    throw UsageError(output, "write the merged eSRRF image as .tif/.tiff (float32, one page per time point)");
+  const std::string png = sibling_path(output, ".png");
+  plan_output(output, "the eSRRF image (-o)");
+  plan_output(png, "the eSRRF preview");
+  const EsrrfPartial merged = merge_esrrf_partials(parts);
+  const EsrrfSettings& settings = merged.settings;
+  const int m = settings.magnification;
+  const std::int64_t wm = merged.width * m, hm = merged.height * m;
+  const auto tps = esrrf_time_points(0, merged.stack_frames, merged.frames_per_timepoint, merged.step);
+  auto writer = create_image_writer(output, esrrf_meta(wm, hm, merged.pixel_size_nm / m, settings, tps));
+  for (std::size_t i = 0; i < tps.size(); ++i) {
+    std::vector<float> image = esrrf_part_finish(merged.time_points.at(static_cast<std::int64_t>(i)), settings.temporal);
+    if (settings.macro_pixel_correction) macro_pixel_correct(image, wm, hm, m);
+    writer->write(image.data(), 1);
+    if (i == 0) write_gray_png(png, wm, hm, image);
+  }
+  writer->close();
+  if (!ctx.quiet)
+    out << "sofi merge: " << parts.size() << " eSRRF parts of " << merged.stack_name << " (" << merged.stack_frames
+        << " frames) -> " << output << " (" << wm << "x" << hm << ", " << tps.size()
+        << (tps.size() == 1 ? " image" : " time points") << ")\n";
+}
+
 void run_sofi_esrrf(const EsrrfCliOptions& options, ToolContext& ctx, std::ostream& out) {
   if (options.input.empty()) throw UsageError("command line", "no input stack given (see sofi esrrf --help)");
   const Params& p = ctx.params;
@@ -112,6 +231,7 @@ void run_sofi_esrrf(const EsrrfCliOptions& options, ToolContext& ctx, std::ostre
   const std::string ext = std::filesystem::path(output).extension().string();
   if (ext != ".tif" && ext != ".tiff")
     throw UsageError(output, "write the eSRRF image as .tif/.tiff (float32, one page per time point)");
+  if (!options.partial.empty()) return run_esrrf_partial(options, ctx, settings, out);
   const bool error_map = p.get_bool("eSRRF/error map");
   const std::string sweep_text = p.get_string("eSRRF/sweep");
   const std::string png = sibling_path(output, ".png");
@@ -197,24 +317,7 @@ void run_sofi_esrrf(const EsrrfCliOptions& options, ToolContext& ctx, std::ostre
   // ------------------------------------------------------------ the image (or time series)
   auto engine = make_esrrf_engine(ctx.device, {w, h, esrrf_slots_needed(time_points, chunk)}, settings, chunk);
   engine_name = engine->name();
-  const std::string software = std::string("nanoscopy sofi esrrf ") + NANOSCOPY_VERSION;
-  ImageMeta meta;
-  meta.width = wm;
-  meta.height = hm;
-  meta.frames = static_cast<std::int64_t>(time_points.size());
-  meta.type = PixelType::f32;
-  meta.pixel_size_nm = out_pixel_nm;
-  meta.software = software;
-  meta.axis = StackAxis::time;
-  for (const auto& t : time_points)
-    meta.labels.push_back("eSRRF " + std::string(temporal_name(settings.temporal)) + " frames " +
-                          std::to_string(t.begin) + ":" + std::to_string(t.end));
-  meta.notes = {{"esrrf_magnification", std::to_string(m)},
-                {"esrrf_radius", fmt(settings.radius, 6)},
-                {"esrrf_sensitivity", fmt(settings.sensitivity, 6)},
-                {"esrrf_temporal", temporal_name(settings.temporal)},
-                {"esrrf_intensity_weighting", settings.intensity_weighting ? "true" : "false"},
-                {"esrrf_macro_pixel_correction", settings.macro_pixel_correction ? "true" : "false"}};
+  const ImageMeta meta = esrrf_meta(wm, hm, out_pixel_nm, settings, time_points);
   auto writer = create_image_writer(output, meta);
   std::unique_ptr<ImageWriter> map_writer;
   if (error_map) {

@@ -14,6 +14,7 @@ namespace nanoscopy {
 struct EsrrfCliOptions {
   std::string input;
   std::string output;  // "" = <input stem>_esrrf.tif
+  std::string partial;  // --partial P.h5: the sums of --frames A:B for `sofi merge` (esrrf_partial.hpp)
 };
 
 // The settings the parameters say (eSRRF/...).
@@ -28,5 +29,9 @@ EsrrfSweepSpec parse_esrrf_sweep(const std::string& text, const EsrrfSettings& c
                                  const std::string& where = "--sweep");
 
 void run_sofi_esrrf(const EsrrfCliOptions& options, ToolContext& ctx, std::ostream& out);
+
+// sofi merge of eSRRF parts (sofi esrrf --partial): the image of the whole stack, as one run writes it.
+void run_esrrf_merge(const std::vector<std::string>& parts, const std::string& output, ToolContext& ctx,
+                     std::ostream& out);
 
 }  // namespace nanoscopy
