@@ -149,5 +149,5 @@ TEST_CASE("fit2d --calibration psf.h5: spline 3D fits, z and lpz without d_zcali
   test::write_file(dir / "bad.h5", "not hdf5");
   refused(shell_quote(movie) + " --calibration " + shell_quote((dir / "bad.h5").string()) + " -o " +
               shell_quote((dir / "w.csv").string()),
-          3, "not an HDF5 file");
+          3, "not a spline calibration");
 }
