@@ -209,6 +209,7 @@ void FitPlan::fit(const RoiBatch& batch, std::span<FitResult> out) {
   launch.width = batch.width;
   launch.height = batch.height;
   launch.settings = im.settings;
+  launch.spline_coefficients = im.d_spline.get();  // the spline model's table on this GPU (null for the others)
 
   try {
     std::size_t next_slot = 0;
