@@ -124,7 +124,7 @@ SplinePsf spline_from_volume(const std::vector<float>& volume, int nx, int ny, i
   psf.focus_index = focus_index;
   psf.pixel_size_nm = pixel_size_nm;
   psf.coefficients.assign(static_cast<std::size_t>(psf.size_x) * psf.size_y * psf.size_z * 64, 0.0f);
-  constexpr double kFloatMax = 3.4e38;
+  constexpr double float_max = 3.4e38;
   for (int i = 0; i < psf.size_x; ++i)
     for (int j = 0; j < psf.size_y; ++j)
       for (int k = 0; k < psf.size_z; ++k) {
@@ -158,7 +158,7 @@ SplinePsf spline_from_volume(const std::vector<float>& volume, int nx, int ny, i
             for (int c = 0; c < 4; ++c) {
               double s = 0;
               for (int p = 0; p < 4; ++p) s += kHermite[a][p] * g[p][b][c];
-              out[a * 16 + b * 4 + c] = static_cast<float>(std::clamp(s, -kFloatMax, kFloatMax));
+              out[a * 16 + b * 4 + c] = static_cast<float>(std::clamp(s, -float_max, float_max));
             }
       }
   return psf;

@@ -299,14 +299,14 @@ SplineCalibrationResult calibrate_spline(const std::vector<float>& input, std::i
   const double bg = quantile(proj, 0.5);
   const double spread = std::max(robust_sigma(proj), 1e-6 * std::max(1.0, std::abs(bg)));
   std::vector<Candidate> candidates;
-  constexpr int kPeak = 3;
+  constexpr int peak_half = 3;
   for (std::int64_t y = 1; y + 1 < height; ++y)
     for (std::int64_t x = 1; x + 1 < width; ++x) {
       const float v = proj[static_cast<std::size_t>(y * width + x)];
       if (!(v > bg + 10 * spread)) continue;
       bool peak = true;
-      for (int dy = -kPeak; dy <= kPeak && peak; ++dy)
-        for (int dx = -kPeak; dx <= kPeak && peak; ++dx) {
+      for (int dy = -peak_half; dy <= peak_half && peak; ++dy)
+        for (int dx = -peak_half; dx <= peak_half && peak; ++dx) {
           const std::int64_t u = x + dx, w = y + dy;
           if ((dx || dy) && u >= 0 && w >= 0 && u < width && w < height) {
             const float o = proj[static_cast<std::size_t>(w * width + u)];
