@@ -1,4 +1,5 @@
 #include "nanoscopy/fit2d/calibrate_spline.hpp"
+#include "nanoscopy/core/keys_cubic.hpp"
 
 #include <fftw3.h>
 
@@ -32,19 +33,6 @@ double robust_sigma(std::vector<float> v) {
   return 1.4826 * quantile(std::move(v), 0.5);
 }
 
-void keys(double t, double w[4]) {
-  const auto k = [](double s) {
-    s = std::abs(s);
-    if (s < 1) return (1.5 * s - 2.5) * s * s + 1;
-    if (s < 2) return ((-0.5 * s + 2.5) * s - 4) * s + 2;
-    return 0.0;
-  };
-  w[0] = k(t + 1);
-  w[1] = k(t);
-  w[2] = k(1 - t);
-  w[3] = k(2 - t);
-}
-
 // A stack of n × n × frames, x fastest, sampled with Keys' cubic convolution; indices clamped to the edges.
 struct Cube {
   const float* data;
@@ -58,9 +46,9 @@ struct Cube {
   double sample(double x, double y, double z) const {
     const double fx = std::floor(x), fy = std::floor(y), fz = std::floor(z);
     double wx[4], wy[4], wz[4];
-    keys(x - fx, wx);
-    keys(y - fy, wy);
-    keys(z - fz, wz);
+    keys_cubic_weights(x - fx, wx);
+    keys_cubic_weights(y - fy, wy);
+    keys_cubic_weights(z - fz, wz);
     const auto ix = static_cast<std::int64_t>(fx) - 1, iy = static_cast<std::int64_t>(fy) - 1,
                iz = static_cast<std::int64_t>(fz) - 1;
     double v = 0;
@@ -125,7 +113,7 @@ std::vector<float> shift_z(const std::vector<float>& stack, std::int64_t n, std:
   for (std::int64_t t = 0; t < frames; ++t) {
     const double z = static_cast<double>(t) + sz, fz = std::floor(z);
     double w[4];
-    keys(z - fz, w);
+    keys_cubic_weights(z - fz, w);
     const auto iz = static_cast<std::int64_t>(fz) - 1;
     for (std::int64_t j = 0; j < n; ++j)
       for (std::int64_t i = 0; i < n; ++i) {

@@ -1,4 +1,5 @@
 #include "nanoscopy/sim/pupil_psf.hpp"
+#include "nanoscopy/core/keys_cubic.hpp"
 
 #include <fftw3.h>
 
@@ -51,20 +52,6 @@ void noll_to_nm(int j, int& n, int& m) {
 }
 
 double sinc(double u) { return u == 0 ? 1.0 : std::sin(kPi * u) / (kPi * u); }
-
-// Keys' cubic convolution kernel (a = −0.5): the 4 weights for taps at floor − 1 … floor + 2.
-void keys_weights(double t, double w[4]) {
-  const auto k = [](double s) {
-    s = std::abs(s);
-    if (s < 1) return (1.5 * s - 2.5) * s * s + 1;
-    if (s < 2) return ((-0.5 * s + 2.5) * s - 4) * s + 2;
-    return 0.0;
-  };
-  w[0] = k(t + 1);
-  w[1] = k(t);
-  w[2] = k(1 - t);
-  w[3] = k(2 - t);
-}
 
 struct FftwFree {
   void operator()(void* p) const { fftw_free(p); }
@@ -235,8 +222,8 @@ double PupilPsf::slice_value(std::int64_t slice, double gx, double gy) const {
   const auto ix = static_cast<std::int64_t>(fx), iy = static_cast<std::int64_t>(fy);
   if (ix < 1 || iy < 1 || ix + 2 >= grid_ || iy + 2 >= grid_) return 0;
   double wx[4], wy[4];
-  keys_weights(gx - fx, wx);
-  keys_weights(gy - fy, wy);
+  keys_cubic_weights(gx - fx, wx);
+  keys_cubic_weights(gy - fy, wy);
   const float* t = table_.data() + slice * grid_ * grid_;
   double v = 0;
   for (int j = 0; j < 4; ++j) {
