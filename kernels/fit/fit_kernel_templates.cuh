@@ -446,34 +446,17 @@ void preload_typed() {
   }
 }
 
-// Calls f(E{}) with the estimator tag of `estimator`.
-template <class F>
-void dispatch_estimator(Estimator estimator, F&& f) {
-  switch (estimator) {
-    case Estimator::lsq:
-      f(Lsq{});
-      return;
-    case Estimator::wlsq:
-      f(Wlsq{});
-      return;
-    case Estimator::mle:
-      f(Mle{});
-      return;
-  }
-  throw UsageError("fit", "the estimator is not one the fitter knows");
-}
-
 template <class M, class T>
 void launch_model(const KernelArgs<T>& args, const M& model, Estimator estimator, bool pixels_u16,
                   const FitGeometry& geo, int blocks, cudaStream_t stream) {
   KernelArgs<T> typed = args;
   typed.pixels_u16 = pixels_u16;
-  dispatch_estimator(estimator, [&]<class E>(E) { launch_typed<M, T, E>(typed, model, geo, blocks, stream); });
+  dispatch_estimator<Lsq>(estimator, [&]<class E>(E) { launch_typed<M, T, E>(typed, model, geo, blocks, stream); });
 }
 
 template <class M, class T>
 void preload_model(Estimator estimator) {
-  dispatch_estimator(estimator, []<class E>(E) { preload_typed<M, T, E>(); });
+  dispatch_estimator<Lsq>(estimator, []<class E>(E) { preload_typed<M, T, E>(); });
 }
 
 }  // namespace nanoscopy::cuda::fit_launch

@@ -48,29 +48,13 @@ __global__ void __launch_bounds__(kSplineBlock) spline_fit_kernel(KernelArgs<flo
                                         a.photon_offset, a.photons_per_value);
 }
 
-template <class F>
-void dispatch_spline_estimator(Estimator estimator, F&& f) {
-  switch (estimator) {
-    case Estimator::lsq:
-      f(SplineLsq{});
-      return;
-    case Estimator::wlsq:
-      f(Wlsq{});
-      return;
-    case Estimator::mle:
-      f(Mle{});
-      return;
-  }
-  throw UsageError("fit", "the estimator is not one the fitter knows");
-}
-
 }  // namespace
 
 void launch_spline(const KernelArgs<float>& args, const Spline3d& model, Estimator estimator, bool pixels_u16,
                    cudaStream_t stream) {
   const std::int64_t blocks = (args.count + kSplineBlock - 1) / kSplineBlock;
   if (blocks > 0x7fffffff) throw UsageError("fit", "too many ROIs for one launch");
-  dispatch_spline_estimator(estimator, [&]<class E>(E) {
+  dispatch_estimator<SplineLsq>(estimator, [&]<class E>(E) {
     if (pixels_u16)
       spline_fit_kernel<std::uint16_t, E><<<static_cast<int>(blocks), kSplineBlock, 0, stream>>>(args, model);
     else
@@ -80,7 +64,7 @@ void launch_spline(const KernelArgs<float>& args, const Spline3d& model, Estimat
 }
 
 void preload_spline_kernels(Estimator estimator) {
-  dispatch_spline_estimator(estimator, []<class E>(E) {
+  dispatch_estimator<SplineLsq>(estimator, []<class E>(E) {
     cudaFuncAttributes a{};
     NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, spline_fit_kernel<std::uint16_t, E>));
     NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, spline_fit_kernel<float, E>));

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "fit/fit_kernels.hpp"
+#include "nanoscopy/core/error.hpp"
 #include "nanoscopy/fit/fit_types.hpp"
 #include "nanoscopy/fit/models/spline3d.hpp"
 #include "nanoscopy/fit/real.hpp"
@@ -39,6 +40,24 @@ struct KernelArgs {
   int pixel_stride;  // floats per staged ROI
   FitLimits<T> limits;
 };
+
+// Calls f(E{}) with the estimator tag of `estimator`: LsqTag for lsq (the Gaussian kernels' closed-form
+// least squares, or the spline's per-pixel SplineLsq), Wlsq and Mle otherwise.
+template <class LsqTag, class F>
+void dispatch_estimator(Estimator estimator, F&& f) {
+  switch (estimator) {
+    case Estimator::lsq:
+      f(LsqTag{});
+      return;
+    case Estimator::wlsq:
+      f(Wlsq{});
+      return;
+    case Estimator::mle:
+      f(Mle{});
+      return;
+  }
+  throw UsageError("fit", "the estimator is not one the fitter knows");
+}
 
 // The kernels of model M in precision T for `estimator`, on pixels of uint16 or float32 (fit_kernels_<model>.cu).
 template <class M, class T>
