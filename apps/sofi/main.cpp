@@ -52,10 +52,7 @@ int main(int argc, char** argv) {
   EsrrfCliOptions esrrf;
   auto* esrrf_cmd = cli.add_subcommand(
       "esrrf",
-      "eSRRF (enhanced super-resolution radial fluctuations; Laine et al. 2023, as NanoJ-eSRRF and NanoPyx): the radial\n"
-      "gradient convergence of every frame on an M-times finer grid, then its mean (AVG), variance (VAR) or lag-1\n"
-      "autocorrelation (TAC2) over the frames of each time point. Float32 TIFF (one page per time point, pixel size =\n"
-      "input pixel / M) and a PNG preview; optionally the SQUIRREL error map and a QnR parameter sweep.");
+      "eSRRF super-resolution (radial fluctuations, as NanoJ-eSRRF and NanoPyx), error map and parameter sweep");
   esrrf_cmd->add_option("stack", esrrf.input, "Input stack")->type_name("STACK");
   esrrf_cmd->add_option("-o,--output", esrrf.output, "Output image (.tif); default <stack>_esrrf.tif; also OUT.png")
       ->type_name("OUT.tif");
@@ -75,6 +72,11 @@ int main(int argc, char** argv) {
                         "sofi merge P*.h5 -o OUT.tif joins the parts")
       ->type_name("PART.h5");
   esrrf_cmd->footer(
+      "eSRRF (enhanced super-resolution radial fluctuations; Laine et al. 2023): the radial gradient convergence of\n"
+      "every frame on an M-times finer grid, then its mean (AVG), variance (VAR) or lag-1 autocorrelation (TAC2) over\n"
+      "the frames of each time point. Float32 TIFF (one page per time point, pixel size = input pixel / M) and a PNG\n"
+      "preview; optionally the SQUIRREL error map and a QnR parameter sweep.\n"
+      "\n"
       "Examples:\n"
       "  sofi esrrf blink.tif -o e.tif                      magnification 5, radius 1.5, AVG: e.tif and e.png\n"
       "  sofi esrrf blink.tif -o e.tif --temporal tac2 --radius 2 --sensitivity 2\n"
