@@ -407,9 +407,14 @@ __global__ void fit_kernel(KernelArgs<T> a, M model) {
   }
 }
 
-// Calls f(std::integral_constant<int, G>{}) for `lanes` = G, one of the lane counts the kernels are built for.
-template <class F>
+// Calls f(std::integral_constant<int, G>{}) for `lanes` = G, one of the lane counts the kernels of precision T
+// are built for: 1..32 in float, fp64_lanes in double (fit_launch.cuh says why).
+template <class T, class F>
 void dispatch_lanes(int lanes, F&& f) {
+  if constexpr (std::is_same_v<T, double>) {
+    if (lanes != fp64_lanes) throw UsageError("fit", "fp64 fits run with 4 lanes per fit");
+    return f(std::integral_constant<int, fp64_lanes>{});
+  }
   switch (lanes) {
     case 1:
       return f(std::integral_constant<int, 1>{});
@@ -430,7 +435,7 @@ void dispatch_lanes(int lanes, F&& f) {
 
 template <class M, class T, class E>
 void launch_typed(const KernelArgs<T>& args, const M& model, const FitGeometry& geo, int blocks, cudaStream_t stream) {
-  dispatch_lanes(geo.lanes, [&]<int G>(std::integral_constant<int, G>) {
+  dispatch_lanes<T>(geo.lanes, [&]<int G>(std::integral_constant<int, G>) {
     fit_kernel<G, M, T, E><<<blocks, geo.threads, geo.shared_bytes, stream>>>(args, model);
   });
   NANOSCOPY_CUDA_CHECK_LAUNCH();
@@ -439,7 +444,8 @@ void launch_typed(const KernelArgs<T>& args, const M& model, const FitGeometry& 
 template <class M, class T, class E>
 void preload_typed() {
   for (const int lanes : {1, 2, 4, 8, 16, 32}) {
-    dispatch_lanes(lanes, []<int G>(std::integral_constant<int, G>) {
+    if (std::is_same_v<T, double> && lanes != fp64_lanes) continue;
+    dispatch_lanes<T>(lanes, []<int G>(std::integral_constant<int, G>) {
       cudaFuncAttributes a{};
       NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<G, M, T, E>));
     });

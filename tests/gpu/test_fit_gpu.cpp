@@ -137,7 +137,7 @@ void compare_per_pixel_estimators(FitPrecision precision) {
               std::vector<float> shift;
               if (variant == 1) {
                 shift.resize(spots.pixels.size());
-                for (std::size_t i = 0; i < shift.size(); ++i) shift[i] = i % 17 == 3 ? 50.0f : 0.25f * (i % 5);
+                for (std::size_t i = 0; i < shift.size(); ++i) shift[i] = i % 17 == 3 ? 50.0f : 0.25f * static_cast<float>(i % 5);
               }
               for (bool u16 : {true, false}) {
                 char what[160];
@@ -180,9 +180,10 @@ TEST_CASE("CUDA: every lanes-per-fit variant, initial guesses, degenerate ROIs")
 
 #ifdef NANOSCOPY_TEST_FIT_DEVICE_ENTRY
   for (FitPrecision precision : {FitPrecision::automatic, FitPrecision::fp64})
-    for (int lanes : {1, 2, 4, 8, 16, 32}) {
-      CAPTURE(lanes);
+    for (int lanes : {0, 1, 2, 4, 8, 16, 32}) {
       const bool fp64 = precision == FitPrecision::fp64;
+      if (fp64 && lanes != 0 && lanes != 4) continue;  // fp64 kernels: 4 lanes only (fit_launch.cuh)
+      CAPTURE(lanes);
       CAPTURE(fp64);
       FitSettings sp = st;
       sp.precision = precision;
@@ -193,6 +194,13 @@ TEST_CASE("CUDA: every lanes-per-fit variant, initial guesses, degenerate ROIs")
       backend->fit(batch_of(spots, true), g);
       check_fit_agreement(compare_fits(g, c, recipe.width, recipe.height, fp64, "lanes"), fp64, "lanes");
     }
+  {
+    FitSettings sp = st;
+    sp.precision = FitPrecision::fp64;
+    cuda::FitPlanOptions options;
+    options.lanes_per_fit = 8;
+    CHECK_THROWS_AS(cuda::make_cuda_fit_engine(gpu_device().gpus, sp, options), UsageError);
+  }
   // Small chunks: the pipelined path over several streams.
   {
     cuda::FitPlanOptions options;
