@@ -397,6 +397,13 @@ TEST_CASE("sofi esrrf as a user runs it: image, preview, pixel size, time series
   EsrrfSettings s;
   s.magnification = 3;
   CHECK(run_file(dir / "blink.tif", s, {{0, 30, 1}}, 64).front() == img);
+  // HDF5: the same image and pixel size.
+  r = run_tool("sofi", "esrrf " + q(dir / "blink.tif") + " -o " + q(dir / "e.h5") + " -m 3 -q");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  StackInfo hinfo;
+  CHECK(read_page(dir / "e.h5", 0, &hinfo) == img);
+  CHECK(hinfo.pixel_size_nm == doctest::Approx(100.0 / 3));
+  CHECK(fs::exists(dir / "e.png"));
 
   // A sliding window: pages in order, each the run over its own frames.
   r = run_tool("sofi", "esrrf " + q(dir / "blink.tif") + " -o " + q(dir / "t.tif") +

@@ -54,8 +54,8 @@ int main(int argc, char** argv) {
       "esrrf",
       "eSRRF super-resolution (radial fluctuations, as NanoJ-eSRRF and NanoPyx), error map and parameter sweep");
   esrrf_cmd->add_option("stack", esrrf.input, "Input stack")->type_name("STACK");
-  esrrf_cmd->add_option("-o,--output", esrrf.output, "Output image (.tif); default <stack>_esrrf.tif; also OUT.png")
-      ->type_name("OUT.tif");
+  esrrf_cmd->add_option("-o,--output", esrrf.output, "Output image (.tif or .h5); default <stack>_esrrf.tif; also OUT.png")
+      ->type_name("OUT");
   app.bind(esrrf_cmd, "-m,--magnification", "eSRRF/magnification");
   app.bind(esrrf_cmd, "-r,--radius", "eSRRF/radius");
   app.bind(esrrf_cmd, "-s,--sensitivity", "eSRRF/sensitivity");

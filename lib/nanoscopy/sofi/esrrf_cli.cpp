@@ -20,6 +20,7 @@
 #include "nanoscopy/io/image_png.hpp"
 #include "nanoscopy/cluster/fingerprint.hpp"
 #include "nanoscopy/sofi/esrrf_partial.hpp"
+#include "nanoscopy/cluster/mpi.hpp"
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/sofi/esrrf.hpp"
@@ -109,6 +110,11 @@ EsrrfSweepSpec parse_esrrf_sweep(const std::string& text, const EsrrfSettings& c
 namespace {
 
 // The meta of the output TIFF (one page per time point).
+// The image formats of every tool: float32 TIFF (ImageJ) or HDF5 (T,Y,X), both with the pixel size.
+bool esrrf_image_extension(const std::string& ext) {
+  return ext == ".tif" || ext == ".tiff" || ext == ".h5" || ext == ".hdf5";
+}
+
 ImageMeta esrrf_meta(std::int64_t wm, std::int64_t hm, double out_pixel_nm, const EsrrfSettings& settings,
                      const std::vector<EsrrfSlot>& time_points) {
   ImageMeta meta;
@@ -199,8 +205,8 @@ void run_esrrf_partial(const EsrrfCliOptions& options, ToolContext& ctx, const E
 void run_esrrf_merge(const std::vector<std::string>& parts, const std::string& output, ToolContext& ctx,
                      std::ostream& out) {
   const std::string ext = std::filesystem::path(output).extension().string();
-  if (ext != ".tif" && ext != ".tiff")
-    throw UsageError(output, "write the merged eSRRF image as .tif/.tiff (float32, one page per time point)");
+  if (!esrrf_image_extension(ext))
+    throw UsageError(output, "write the merged eSRRF image as .tif/.tiff or .h5/.hdf5 (float32, one image per time point)");
   const std::string png = sibling_path(output, ".png");
   plan_output(output, "the eSRRF image (-o)");
   plan_output(png, "the eSRRF preview");
@@ -225,12 +231,15 @@ void run_esrrf_merge(const std::vector<std::string>& parts, const std::string& o
 
 void run_sofi_esrrf(const EsrrfCliOptions& options, ToolContext& ctx, std::ostream& out) {
   if (options.input.empty()) throw UsageError("command line", "no input stack given (see sofi esrrf --help)");
+  if (mpi_world().size > 1)  // every rank would compute and write the whole image
+    throw UsageError("mpirun", "sofi esrrf runs in one process: on a cluster, parts in a job array "
+                               "(scripts/nanoscopy-submit sofi esrrf STACK -o OUT --chunks N)");
   const Params& p = ctx.params;
   EsrrfSettings settings = esrrf_settings_from(p);
   const std::string output = options.output.empty() ? sibling_path(options.input, "_esrrf.tif") : options.output;
   const std::string ext = std::filesystem::path(output).extension().string();
-  if (ext != ".tif" && ext != ".tiff")
-    throw UsageError(output, "write the eSRRF image as .tif/.tiff (float32, one page per time point)");
+  if (!esrrf_image_extension(ext))
+    throw UsageError(output, "write the eSRRF image as .tif/.tiff or .h5/.hdf5 (float32, one image per time point)");
   if (!options.partial.empty()) return run_esrrf_partial(options, ctx, settings, out);
   const bool error_map = p.get_bool("eSRRF/error map");
   const std::string sweep_text = p.get_string("eSRRF/sweep");
