@@ -72,8 +72,8 @@ const Schema& fit2d_schema() {
              "sCMOS camera maps for wlsq/mle (maps.h5 with /offset, /gain [ADU/e-], /variance [ADU^2], or "
              "offset.tif,gain.tif,variance.tif): each ROI is fitted in photons with its per-pixel read-noise shift "
              "var/gain^2; empty: the movie's .yaml 'Camera maps:' entry if any (used by wlsq/mle only)");
-    s.real("Filter/min sigma", 0.5, 0, {}, "drop fits with a PSF sigma below this (px)");
-    s.real("Filter/max sigma", 3.0, 0, {}, "drop fits with a PSF sigma above this (px)");
+    s.real("Filter/min sigma", 0.5, 0, {}, "drop fits with a PSF sigma below this (px; Gaussian models: the spline fits no width)");
+    s.real("Filter/max sigma", 3.0, 0, {}, "drop fits with a PSF sigma above this (px; Gaussian models: the spline fits no width)");
     s.real("Filter/min photons", 0, 0, {}, "drop fits with fewer photons");
     s.real("Filter/max precision", 0, 0, {}, "drop fits whose localization precision is worse than this (nm; 0: off)");
     s.choice("Output/format", "auto", {"auto", "csv", "hdf5"},
