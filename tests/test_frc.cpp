@@ -114,7 +114,8 @@ void check_one_line(const CommandResult& r, int code, const std::string& where, 
 }  // namespace
 
 TEST_CASE("the FRC of an image with itself is 1 at every ring, odd, even and non-square") {
-  for (auto [w, h] : {std::pair<std::int64_t, std::int64_t>{64, 64}, {33, 47}, {50, 21}}) {
+  for (const auto& size : {std::pair<std::int64_t, std::int64_t>{64, 64}, {33, 47}, {50, 21}}) {
+    const std::int64_t w = size.first, h = size.second;  // not a structured binding: INFO captures them (Clang 14)
     INFO(w << "x" << h);
     const auto a = random_image(w, h, 7);
     const FrcResult r = compute_frc(a, a, geometry(w, h), FrcThreshold{});
@@ -145,7 +146,8 @@ TEST_CASE("thresholds follow their formulas and parse every documented spelling"
 }
 
 TEST_CASE("the FFT ring sums equal a brute-force DFT ring sum (24x24, 25x31, 31x25)") {
-  for (auto [w, h] : {std::pair<std::int64_t, std::int64_t>{24, 24}, {25, 31}, {31, 25}}) {
+  for (const auto& size : {std::pair<std::int64_t, std::int64_t>{24, 24}, {25, 31}, {31, 25}}) {
+    const std::int64_t w = size.first, h = size.second;  // not a structured binding: INFO captures them (Clang 14)
     INFO(w << "x" << h);
     const auto a = random_image(w, h, 1), b = random_image(w, h, 2);
     const FrcGeometry g = geometry(w, h);

@@ -153,7 +153,9 @@ TEST_CASE("contiguous, odd-chunked, gzip, big-endian and checksummed datasets") 
                                                 {"layout_gzip.h5", Kind::unsigned_int},
                                                 {"layout_bigendian.h5", Kind::unsigned_int},
                                                 {"layout_fletcher.h5", Kind::floating}};
-  for (const auto& [name, kind] : cases) {
+  for (const auto& c : cases) {
+    const char* const name = c.first;  // not a structured binding: CAPTURE captures it (Clang 14)
+    const Kind kind = c.second;
     CAPTURE(name);
     auto reader = open_stack(fixture(name).string());
     check_shape(*reader, kT, kY, kX);
