@@ -172,7 +172,9 @@ std::vector<float> brute_force_projection(const std::vector<float>& w0, std::int
 
 TEST_CASE("exact Dykstra converges to the projection onto the intersection (brute force by the dual)") {
   for (auto [w, h, depth, seed] : {std::tuple{8, 8, 3, 1u}, std::tuple{9, 7, 4, 2u}, std::tuple{6, 6, 6, 3u}}) {
-    INFO(w << "x" << h << " MRdepth " << depth);
+    // A string, not the bindings: INFO captures what it names, and Clang 14 cannot capture a structured binding.
+    const std::string what = std::to_string(w) + "x" + std::to_string(h) + " MRdepth " + std::to_string(depth);
+    INFO(what);
     const SetFamily f = exact_family(w, h, depth);
     const Weights wt = closed_form(f);
     const double sigma = 1.0;

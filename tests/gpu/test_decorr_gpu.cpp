@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "nanoscopy/backend/registry.hpp"
@@ -82,7 +83,8 @@ TEST_CASE("CUDA decorrelation sums and curves match the CPU reference") {
                                                          {255, 300}, {512, 128}, {1024, 1024}, {2048, 2048}};
   std::uint64_t seed = 1;
   for (auto [w, h] : sizes) {
-    INFO(w << "x" << h);
+    const std::string what = std::to_string(w) + "x" + std::to_string(h);  // INFO cannot capture a binding (Clang 14)
+    INFO(what);
     const auto image = random_image(w, h, seed++);
     DecorrGeometry g;
     g.width = w;

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "nanoscopy/backend/registry.hpp"
@@ -38,7 +39,8 @@ TEST_CASE("CUDA FRC ring sums match the CPU reference") {
                                                          {257, 257}, {256, 300}, {511, 128}, {1024, 1024}};
   std::uint64_t seed = 1;
   for (auto [w, h] : sizes) {
-    INFO(w << "x" << h);
+    const std::string what = std::to_string(w) + "x" + std::to_string(h);  // INFO cannot capture a binding (Clang 14)
+    INFO(what);
     std::mt19937_64 rng(seed++);
     std::uniform_real_distribution<float> u(0.0f, 100.0f);
     std::vector<float> base(static_cast<std::size_t>(w * h));
