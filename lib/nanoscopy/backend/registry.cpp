@@ -102,7 +102,11 @@ std::vector<std::unique_ptr<LocalizeEngine>> make_localize_engines(const Device&
   }
   const Accelerator& a = accelerator_or_throw();
   if (device.gpus.empty()) throw DeviceError("--device", "no GPU selected");
-  for (const int gpu : device.gpus) engines.push_back(a.make_localize_engine(gpu, settings));
+  // A chunk of 256 frames of 256² uploads in about as long as it takes to detect and fit (H100: 32 MB at
+  // ~25 GB/s against ~1.9 ms for both), so a second engine on the same GPU about doubles what one does.
+  constexpr int engines_per_gpu = 2;
+  for (int k = 0; k < engines_per_gpu; ++k)
+    for (const int gpu : device.gpus) engines.push_back(a.make_localize_engine(gpu, settings));
   return engines;
 }
 

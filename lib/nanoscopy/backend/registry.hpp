@@ -58,8 +58,9 @@ std::string device_label(const Device& device);
 std::unique_ptr<FitEngine> make_fit_engine(const Device& device, const FitSettings& settings);
 std::unique_ptr<DetectEngine> make_detect_engine(const Device& device, const DetectSettings& settings);
 std::unique_ptr<LocalizeEngine> make_localize_engine(const Device& device, const LocalizeSettings& settings);
-// One engine per GPU of the device (the same GPU listed twice gets two, each
-// with its own streams and buffers); one on the CPU.
+// Two engines per GPU of the device, each with its own stream, buffers and thread
+// (loc/localize_dispatch.hpp): one uploads its chunk while the other detects and
+// fits, which a single engine does one after the other. One on the CPU.
 std::vector<std::unique_ptr<LocalizeEngine>> make_localize_engines(const Device& device, const LocalizeSettings& settings);
 std::vector<std::unique_ptr<SofiEngine>> make_sofi_engines(const Device& device, const SofiProblem& problem,
                                                            std::int64_t chunk_frames);

@@ -204,7 +204,7 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
     std::int64_t mem_candidates = 0;
     if (mem_frames > 0) {
       const auto t_setup = Clock::now();
-      // One engine per GPU of cuda:all, sharing the chunks out as fit2d's pipeline does.
+      // Two engines per GPU (make_localize_engines), sharing the chunks out as fit2d's pipeline does.
       const auto localizers =
           make_localize_engines(dev.device, LocalizeSettings{settings.detect, settings.fit, settings.regions});
       std::vector<LocalizeEngine*> engines;

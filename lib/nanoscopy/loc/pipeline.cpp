@@ -118,7 +118,10 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
   const PixelType chunk_type = u16 ? PixelType::u16 : PixelType::f32;
 
   PipelineSummary summary;
-  for (LocalizeEngine* l : localizers) summary.device += (summary.device.empty() ? "" : " + ") + l->name();
+  std::vector<std::string> names;  // each GPU once (it runs two engines)
+  for (LocalizeEngine* l : localizers)
+    if (std::find(names.begin(), names.end(), l->name()) == names.end()) names.push_back(l->name());
+  for (const auto& name : names) summary.device += (summary.device.empty() ? "" : " + ") + name;
 
   // Frames as read: the raw uint16 pixels when the stack is uint16 (the
   // localizer filters them as float and fits uint16 ROIs), else float32; in the
