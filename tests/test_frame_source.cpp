@@ -226,7 +226,7 @@ TEST_CASE("frame reader: a format without a second reader reads alone; 0 threads
   CHECK(FrameReader(one, 4).threads() == 1);
   CHECK(resolve_read_threads(3) == 3);
   CHECK(resolve_read_threads(0) >= 1);
-  CHECK(resolve_read_threads(0) <= 4);
+  CHECK(resolve_read_threads(0) <= 8);
   CountingStack stack(8, 2, 2);
   CHECK(FrameReader(stack, 0).threads() == resolve_read_threads(0));
 }

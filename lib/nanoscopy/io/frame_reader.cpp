@@ -14,7 +14,7 @@ int resolve_read_threads(int requested) {
   if (requested > 0) return requested;
   if (requested < 0) throw std::logic_error("read threads must not be negative");
   const int hardware = static_cast<int>(std::thread::hardware_concurrency());
-  return std::clamp(hardware / 2, 1, 4);
+  return std::clamp(hardware / 2, 1, 8);
 }
 
 // One thread per extra reader, woken for each span: a generation count says

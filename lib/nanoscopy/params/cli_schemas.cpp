@@ -10,7 +10,7 @@ void add_input(Schema& s) {
   s.integer("Input/chunk frames", 256, 1, 1 << 20, "frames read per chunk while streaming (memory ~ chunk x frame size)");
   s.integer("Input/read threads", 0, 0, 64,
             "threads that read and decode the stack, each taking a share of every chunk's frames (0: auto = half "
-            "the hardware threads, 1 to 4; HDF5 is read by one); the results do not depend on it");
+            "the hardware threads, 1 to 8; HDF5 is read by one); the results do not depend on it");
 }
 
 }  // namespace
