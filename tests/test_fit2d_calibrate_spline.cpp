@@ -17,6 +17,7 @@
 
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/spline_psf_eval.hpp"
+#include "nanoscopy/fit/engine.hpp"
 #include "nanoscopy/core/spline_psf_io.hpp"
 #include "nanoscopy/fit2d/calibrate_spline.hpp"
 #include "nanoscopy/io/spline_calibration_formats.hpp"
@@ -53,7 +54,7 @@ struct Comparison {
 // The spline against the pupil PSF, both normalised to their in-focus sum over the spline's box.
 Comparison compare(const SplinePsf& psf, const PupilPsf& pupil, double z_max = 600) {
   const SplineView view{psf.coefficients.data(), psf.size_x, psf.size_y, psf.size_z};
-  const int half = psf.size_x / 2;
+  const int half = static_cast<int>(std::lround(psf.size_x * psf.voxel_xy_px)) / 2;  // px
   double pupil_focus = 0;
   for (int v = -half; v <= half; ++v)
     for (int u = -half; u <= half; ++u) pupil_focus += pupil.pixel(u, v, 0, 0, 0);
@@ -63,7 +64,7 @@ Comparison compare(const SplinePsf& psf, const PupilPsf& pupil, double z_max = 6
   for (double z = -z_max; z <= z_max; z += 20)
     for (int v = -6; v <= 6; ++v)
       for (int u = -6; u <= 6; ++u) {
-        const double s = spline_psf_value<double>(view, psf.centre_x + u, psf.centre_y + v,
+        const double s = spline_psf_value<double>(view, psf.centre_x + u / psf.voxel_xy_px, psf.centre_y + v / psf.voxel_xy_px,
                                                   psf.focus_index + z / psf.z_step_nm);
         const double p = pupil.pixel(u, v, 0, 0, z) / pupil_focus;
         finite = finite && std::isfinite(s);
@@ -98,15 +99,61 @@ TEST_CASE("spline calibration reproduces the pupil PSF of a 5-bead, 161-slice st
                                         "--z-step 10", &out);
   CHECK(contains(out, "5 beads used"));
   CHECK(contains(out, "8 hot pixels repaired"));
-  CHECK(psf.size_x == 20);
+  CHECK(psf.size_x == 40);  // 21 px: 41 samples half a pixel apart
+  CHECK(psf.voxel_xy_px == 0.5);
   CHECK(psf.size_z >= 150);
-  CHECK(psf.centre_x == 10);
+  CHECK(psf.centre_x == 20);
   CHECK(psf.focus_index == doctest::Approx(80 - (161 - 1 - psf.size_z) / 2.0).epsilon(0.02));
   const PupilPsf pupil(test_pupil(), -600, 600);
   const Comparison c = compare(psf, pupil);
   INFO("relative RMS difference " << c.relative_rms);
   CHECK(c.finite);
   CHECK(c.relative_rms < 0.05);
+}
+
+// The largest |z error| (nm) of noise-free MLE fits with `psf` of the pupil PSF's expected spots (2000 photons, 20
+// background, 13×13) at four sub-pixel positions and z from −500 to 500 nm.
+double worst_subpixel_z_error(const SplinePsf& calibrated, const PupilPsf& pupil) {
+  FitSettings s;
+  s.model = ShapeModel::spline;
+  s.estimator = Estimator::mle;
+  s.spline = std::make_shared<const SplinePsf>(calibrated);
+  const int box = 13;
+  const double sub[4][2] = {{0, 0}, {0.25, 0.5}, {0.5, 0.25}, {-0.25, -0.25}};
+  std::vector<float> pixels;
+  std::vector<double> truth;
+  for (double z = -500; z <= 500; z += 50)
+    for (const auto& o : sub) {
+      for (int v = 0; v < box; ++v)
+        for (int u = 0; u < box; ++u) pixels.push_back(static_cast<float>(2000 * pupil.pixel(u, v, 6 + o[0], 6 + o[1], z) + 20));
+      truth.push_back(z);
+    }
+  std::vector<FitResult> out(truth.size());
+  make_cpu_fit_engine(s, 2)->fit(RoiBatch{pixels.data(), PixelType::f32, static_cast<std::int64_t>(truth.size()), box, box},
+                                 out);
+  double worst = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) worst = std::max(worst, std::abs(out[i].z - truth[i]));
+  return worst;
+}
+
+TEST_CASE("spline calibration: half-pixel voxels, no z bias at sub-pixel positions (issue 27)") {
+  // A cubic through samples one 108 nm pixel apart misses the pupil PSF (sampled near Nyquist, λ/(4 NA) = 124 nm)
+  // between them: noise-free spots off the pixel centre were fitted up to ≈ 30 nm off in z where one axis of the
+  // astigmatic spot is narrow. The default half-pixel voxels (Fourier-interpolated) leave a few nm.
+  PupilPsfSettings settings = test_pupil();
+  settings.table_step_nm = 5;
+  const PupilPsf pupil(settings, -600, 600);
+  TempDir dir;
+  const std::string sim = "--z-step 10 --z-min -700 --z-max 700 --beads 5 --photons 30000 --background 20";
+  const SplinePsf half = calibrate_stack(dir.path(), sim, "--z-step 10");
+  CHECK(half.voxel_xy_px == 0.5);
+  const double worst_half = worst_subpixel_z_error(half, pupil);
+  const SplinePsf whole = calibrate_stack(dir.path(), sim, "--z-step 10 --oversample 1");
+  CHECK(whole.voxel_xy_px == 1);
+  const double worst_whole = worst_subpixel_z_error(whole, pupil);
+  MESSAGE("worst noise-free z error: half-pixel voxels " << worst_half << " nm, one-pixel voxels " << worst_whole << " nm");
+  CHECK(worst_half < 5);
+  CHECK(worst_whole > 10);  // the cause, kept measurable
 }
 
 TEST_CASE("spline calibration: a 5 nm step, a noisy stack and a single bead never give NaN or Inf") {
@@ -254,8 +301,8 @@ TEST_CASE("SMAP's *_3dcal.mat from fit2d calibrate: scipy.io.loadmat reads what 
               .exit_code == 0);
   const auto mat = (dir.path() / "psf_3dcal.mat").string(), h5 = (dir.path() / "psf.h5").string();
   const auto a = app("fit2d", "calibrate " + shell_quote(stack) + " --z-step 20 --model spline -o " + shell_quote(mat));
-  // --model auto (the default): the spline for a .h5 name.
-  const auto b = app("fit2d", "calibrate " + shell_quote(stack) + " --z-step 20 -o " + shell_quote(h5) +
+  // --model auto (the default): the spline for a .h5 name; --oversample 1: the .mat's one-pixel voxel (its default).
+  const auto b = app("fit2d", "calibrate " + shell_quote(stack) + " --z-step 20 --oversample 1 -o " + shell_quote(h5) +
                                   " --plot " + shell_quote((dir.path() / "other.png").string()));
   INFO(a.output << b.output);
   REQUIRE(a.exit_code == 0);

@@ -98,6 +98,13 @@ int main(int argc, char** argv) {
   calibrate_cmd->add_option("--smooth-xy", calibrate.smooth_xy_px,
                             "spline: smoothing in x and y, the cut-off period in px; 0: none")
       ->default_val(calibrate.smooth_xy_px);
+  calibrate_cmd->add_option("--oversample", calibrate.oversample,
+                            "spline: voxels per camera pixel in x and y. A spline through samples one pixel apart "
+                            "misses a PSF sampled near Nyquist between them (z off by up to 30 nm at sub-pixel "
+                            "positions); 2 leaves about 2 nm. 0: 2 for psf.h5, 1 for SMAP's psf.mat (its voxel is "
+                            "one pixel)")
+      ->default_val(calibrate.oversample)
+      ->check(CLI::Range(0, 4));
   calibrate_cmd->add_option("--plot", calibrate.plot, "PNG of sigma x, sigma y vs z [default: OUTPUT with .png]")
       ->type_name("FILE");
   calibrate_cmd->add_flag("!--no-higher-order", calibrate.higher_order,

@@ -61,6 +61,11 @@ void run_spline_calibrate(const Fit2dCalibrateOptions& o, ToolContext& ctx, std:
     throw UsageError("-o", "this build cannot write MATLAB files (configured without libmatio): write psf.h5");
   if (!(o.smooth_z_nm >= 0) || !std::isfinite(o.smooth_z_nm)) throw UsageError("--smooth-z", "must be 0 or more nm");
   if (!(o.smooth_xy_px >= 0) || !std::isfinite(o.smooth_xy_px)) throw UsageError("--smooth-xy", "must be 0 or more px");
+  if (o.oversample < 0 || o.oversample > 4) throw UsageError("--oversample", "must be 1 to 4 voxels per pixel");
+  if (ext == ".mat" && o.oversample > 1)
+    throw UsageError("--oversample", "SMAP's *_3dcal.mat has one voxel per camera pixel: --oversample 1, or write psf.h5");
+  // SMAP's voxel is one camera pixel; ours is half a pixel by default (calibrate_spline.hpp, step 7).
+  const int oversample = o.oversample > 0 ? o.oversample : ext == ".mat" ? 1 : 2;
   auto reader = open_stack(o.input);
   const std::string plot = o.plot.empty() ? default_plot_path(o.output) : o.plot;
   plan_output(o.output, "the calibration (-o)");
@@ -89,6 +94,7 @@ void run_spline_calibrate(const Fit2dCalibrateOptions& o, ToolContext& ctx, std:
   s.box = o.box > 0 ? o.box : 21;
   s.smooth_z_nm = o.smooth_z_nm;
   s.smooth_xy_px = o.smooth_xy_px;
+  s.oversample = oversample;
   s.pixel_size_nm = camera.pixel_size_nm;
   const SplineCalibrationResult r = calibrate_spline(stack, info.width, info.height, info.frames, s, info.path);
   write_spline_calibration_png(plot, r);
@@ -110,7 +116,7 @@ void run_spline_calibrate(const Fit2dCalibrateOptions& o, ToolContext& ctx, std:
       out << "dropped: " << b.dropped << "\n";
   }
   out << "  spline:             " << r.psf.size_x << " x " << r.psf.size_y << " x " << r.psf.size_z
-      << " intervals (1 px x 1 px x " << o.z_step << " nm), z " << r.psf.z_min_nm() << " to " << r.psf.z_max_nm()
+      << " intervals (" << r.psf.voxel_xy_px << " px x " << r.psf.voxel_xy_px << " px x " << o.z_step << " nm), z " << r.psf.z_min_nm() << " to " << r.psf.z_max_nm()
       << " nm (frames " << r.first_frame << " to " << r.first_frame + r.nz - 1 << "), centre (" << r.psf.centre_x
       << ", " << r.psf.centre_y << ") voxels, focus at slice " << r.psf.focus_index << "\n"
       << "  smoothing:          z " << o.smooth_z_nm << " nm, x/y " << o.smooth_xy_px << " px (cut-off periods)\n"

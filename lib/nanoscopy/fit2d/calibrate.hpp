@@ -29,6 +29,7 @@ struct Fit2dCalibrateOptions {
                                // auto: spline for a .h5/.hdf5/.mat output, astigmatic otherwise (a JSON)
   double smooth_z_nm = 200;    // spline: cut-off period of the smoothing along z, nm
   double smooth_xy_px = 0;     // spline: the same in x, y, px (0: none)
+  int oversample = 0;          // spline: voxels per camera pixel in x, y; 0: 2 for psf.h5, 1 for SMAP's .mat
 };
 
 // Prints the fit RMS per axis, the z range and the files to `out`. InputError
