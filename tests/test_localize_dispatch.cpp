@@ -190,3 +190,15 @@ TEST_CASE("frame source: with hold = 3 a chunk stays valid for 3 more next() cal
   options.prefetch = 0;  // holding more than one needs the reader thread
   CHECK_THROWS_AS(FrameSource(*reader, FrameRange::Resolved{0, 4}, 2, options), std::logic_error);
 }
+
+TEST_CASE("engines per GPU: two where at least 8 threads read, else one") {
+  PipelineSettings settings;
+  settings.read_threads = 8;
+  CHECK(localize_engines_per_gpu(settings) == 2);
+  settings.read_threads = 12;
+  CHECK(localize_engines_per_gpu(settings) == 2);
+  settings.read_threads = 4;
+  CHECK(localize_engines_per_gpu(settings) == 1);
+  settings.read_threads = 0;  // auto: half the hardware threads, at most 8
+  CHECK(localize_engines_per_gpu(settings) == (resolve_read_threads(0) >= 8 ? 2 : 1));
+}

@@ -66,7 +66,7 @@ std::string localize_csv(const fs::path& stack, const Device& device, const fs::
   const auto engines = make_localize_engines(device, LocalizeSettings{settings.detect, settings.fit, {}});
   std::vector<LocalizeEngine*> localizers;
   for (const auto& e : engines) localizers.push_back(e.get());
-  CHECK(localizers.size() == 2 * device.gpus.size());  // two engines per GPU (make_localize_engines)
+  CHECK(localizers.size() == device.gpus.size());
   auto writer = create_localization_writer(csv.string(), "", writer_context(reader->info(), settings.camera));
   run_localization(*reader, FrameRange::Resolved{0, reader->info().frames}, localizers, settings,
                    [&](std::span<const Localization> locs) { writer->append(locs); });

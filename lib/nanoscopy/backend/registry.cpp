@@ -6,6 +6,7 @@
 #include <iostream>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 
 #include "nanoscopy/core/accelerator.hpp"
 #include "nanoscopy/config.hpp"
@@ -94,7 +95,7 @@ std::unique_ptr<LocalizeEngine> make_localize_engine(const Device& device, const
 }
 
 std::vector<std::unique_ptr<LocalizeEngine>> make_localize_engines(const Device& device,
-                                                                  const LocalizeSettings& settings) {
+                                                                  const LocalizeSettings& settings, int per_gpu) {
   std::vector<std::unique_ptr<LocalizeEngine>> engines;
   if (device.kind == DeviceKind::cpu) {
     engines.push_back(make_cpu_localize_engine(settings, device.cpu_threads));
@@ -102,10 +103,8 @@ std::vector<std::unique_ptr<LocalizeEngine>> make_localize_engines(const Device&
   }
   const Accelerator& a = accelerator_or_throw();
   if (device.gpus.empty()) throw DeviceError("--device", "no GPU selected");
-  // A chunk of 256 frames of 256² uploads in about as long as it takes to detect and fit (H100: 32 MB at
-  // ~25 GB/s against ~1.9 ms for both), so a second engine on the same GPU about doubles what one does.
-  constexpr int engines_per_gpu = 2;
-  for (int k = 0; k < engines_per_gpu; ++k)
+  if (per_gpu < 1) throw std::logic_error("make_localize_engines: per_gpu must be at least 1");
+  for (int k = 0; k < per_gpu; ++k)
     for (const int gpu : device.gpus) engines.push_back(a.make_localize_engine(gpu, settings));
   return engines;
 }

@@ -58,10 +58,12 @@ std::string device_label(const Device& device);
 std::unique_ptr<FitEngine> make_fit_engine(const Device& device, const FitSettings& settings);
 std::unique_ptr<DetectEngine> make_detect_engine(const Device& device, const DetectSettings& settings);
 std::unique_ptr<LocalizeEngine> make_localize_engine(const Device& device, const LocalizeSettings& settings);
-// Two engines per GPU of the device, each with its own stream, buffers and thread
-// (loc/localize_dispatch.hpp): one uploads its chunk while the other detects and
-// fits, which a single engine does one after the other. One on the CPU.
-std::vector<std::unique_ptr<LocalizeEngine>> make_localize_engines(const Device& device, const LocalizeSettings& settings);
+// `per_gpu` engines per GPU of the device, each with its own stream, buffers and
+// thread (loc/localize_dispatch.hpp): with two, one uploads its chunk while the
+// other detects and fits, which one engine does one after the other
+// (localize_engines_per_gpu in loc/pipeline.hpp says when that pays). One on the CPU.
+std::vector<std::unique_ptr<LocalizeEngine>> make_localize_engines(const Device& device, const LocalizeSettings& settings,
+                                                                  int per_gpu = 1);
 std::vector<std::unique_ptr<SofiEngine>> make_sofi_engines(const Device& device, const SofiProblem& problem,
                                                            std::int64_t chunk_frames);
 std::unique_ptr<SmreEngine> make_smre_engine(const Device& device, const SmreProblem& problem,

@@ -204,9 +204,9 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
     std::int64_t mem_candidates = 0;
     if (mem_frames > 0) {
       const auto t_setup = Clock::now();
-      // Two engines per GPU (make_localize_engines), sharing the chunks out as fit2d's pipeline does.
-      const auto localizers =
-          make_localize_engines(dev.device, LocalizeSettings{settings.detect, settings.fit, settings.regions});
+      // The engines fit2d's pipeline would use (localize_engines_per_gpu), sharing the chunks out as it does.
+      const auto localizers = make_localize_engines(
+          dev.device, LocalizeSettings{settings.detect, settings.fit, settings.regions}, localize_engines_per_gpu(settings));
       std::vector<LocalizeEngine*> engines;
       for (const auto& l : localizers) engines.push_back(l.get());
       setup_s = seconds_since(t_setup);
@@ -241,8 +241,8 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
     auto run_pipeline = [&](double& seconds) {
       const auto t0 = Clock::now();
       auto writer = create_localization_writer(output.string(), "", wctx);
-      const auto pipeline_localizers =
-          make_localize_engines(dev.device, LocalizeSettings{settings.detect, settings.fit, settings.regions});
+      const auto pipeline_localizers = make_localize_engines(
+          dev.device, LocalizeSettings{settings.detect, settings.fit, settings.regions}, localize_engines_per_gpu(settings));
       std::vector<LocalizeEngine*> localizers;
       for (const auto& l : pipeline_localizers) localizers.push_back(l.get());
       const PipelineSummary s =

@@ -55,9 +55,10 @@ Fit2dResult Fit2dLocalizeJob::process() {
   const PipelineSettings& settings = setup_.settings;
   Fit2dResult r;
   const auto t0 = std::chrono::steady_clock::now();
-  // One engine per GPU of --device cuda:all: the pipeline shares the chunks out, the output is the same.
+  // One or two engines per GPU of --device cuda:all: the pipeline shares the chunks out, the output is the same.
   const auto engines = make_localize_engines(
-      job_.device, LocalizeSettings{settings.detect, settings.fit, settings.regions, settings.camera_maps});
+      job_.device, LocalizeSettings{settings.detect, settings.fit, settings.regions, settings.camera_maps},
+      localize_engines_per_gpu(settings));
   std::vector<LocalizeEngine*> localizers;
   for (const auto& e : engines) localizers.push_back(e.get());
   if (sink_ && !job_.mpi())

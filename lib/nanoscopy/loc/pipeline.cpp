@@ -99,6 +99,10 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
   return run_localization(reader, range, one, settings, sink);
 }
 
+int localize_engines_per_gpu(const PipelineSettings& settings) {
+  return resolve_read_threads(settings.read_threads) >= 8 ? 2 : 1;
+}
+
 PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range,
                                  std::span<LocalizeEngine* const> localizers, const PipelineSettings& settings,
                                  const LocalizationSink& sink) {
