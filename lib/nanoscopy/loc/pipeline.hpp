@@ -47,11 +47,6 @@ struct PipelineSummary {
 // Accepted localizations of one chunk, in frame order.
 using LocalizationSink = std::function<void(std::span<const Localization>)>;
 
-// `localizers` are the detect-cut-fit engines the caller built (make_localize_engines,
-// with settings.detect and settings.fit; one per GPU of --device cuda:all): the
-// pipeline never picks a device itself. Chunks go to whichever engine is free
-// (loc/localize_dispatch.hpp) and reach the sink in frame order, so the output
-// is the same with one engine or several.
 // Engines per GPU (make_localize_engines) for a pipeline with these settings: two, so
 // that one uploads its chunk while the other detects and fits, where at least 8
 // threads read (settings.read_threads, auto included); one otherwise. H100 host,
@@ -60,6 +55,11 @@ using LocalizationSink = std::function<void(std::span<const Localization>)>;
 // the second engine's uploads slow it).
 int localize_engines_per_gpu(const PipelineSettings& settings);
 
+// `localizers` are the detect-cut-fit engines the caller built (make_localize_engines,
+// with settings.detect and settings.fit; localize_engines_per_gpu per GPU of --device cuda:all): the
+// pipeline never picks a device itself. Chunks go to whichever engine is free
+// (loc/localize_dispatch.hpp) and reach the sink in frame order, so the output
+// is the same with one engine or several.
 PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range,
                                  std::span<LocalizeEngine* const> localizers, const PipelineSettings& settings,
                                  const LocalizationSink& sink);
