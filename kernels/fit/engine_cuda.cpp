@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -103,8 +104,8 @@ FitPlan::FitPlan(int device, const FitSettings& settings, const FitPlanOptions& 
   if (options.lanes_per_fit != 0 && (options.lanes_per_fit < 1 || options.lanes_per_fit > 32 ||
                                      (options.lanes_per_fit & (options.lanes_per_fit - 1))))
     throw UsageError("fit", "lanes per fit must be 1, 2, 4, 8, 16 or 32");
-  if (options.lanes_per_fit != 0 && options.lanes_per_fit != 4 && settings.precision == FitPrecision::fp64)
-    throw UsageError("fit", "fp64 fits run with 4 lanes per fit (kernels/fit/fit_launch.cuh: fp64_lanes)");
+  if (options.lanes_per_fit != 0 && options.lanes_per_fit != fp64_lanes && fit_fp64(settings.precision))
+    throw UsageError("fit", "fp64 fits run with " + std::to_string(fp64_lanes) + " lanes per fit");
   DeviceGuard guard(device);
   NANOSCOPY_CUDA_CHECK(cudaDeviceGetAttribute(&impl_->multiprocessors, cudaDevAttrMultiProcessorCount, device));
   preload_fit_kernels(impl_->settings.precision, impl_->settings.estimator);

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <string>
 #include <type_traits>
 
 #include "common/cuda_check.hpp"
@@ -408,11 +409,11 @@ __global__ void fit_kernel(KernelArgs<T> a, M model) {
 }
 
 // Calls f(std::integral_constant<int, G>{}) for `lanes` = G, one of the lane counts the kernels of precision T
-// are built for: 1..32 in float, fp64_lanes in double (fit_launch.cuh says why).
+// are built for: 1..32 in float, fp64_lanes in double (fit_kernels.hpp says why).
 template <class T, class F>
 void dispatch_lanes(int lanes, F&& f) {
   if constexpr (std::is_same_v<T, double>) {
-    if (lanes != fp64_lanes) throw UsageError("fit", "fp64 fits run with 4 lanes per fit");
+    if (lanes != fp64_lanes) throw UsageError("fit", "fp64 fits run with " + std::to_string(fp64_lanes) + " lanes per fit");
     return f(std::integral_constant<int, fp64_lanes>{});
   }
   switch (lanes) {

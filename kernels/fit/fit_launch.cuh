@@ -22,12 +22,6 @@ using namespace fit_detail;
 constexpr int max_shared_bytes = 48 * 1024;
 constexpr int target_block_threads = 128;
 
-// The fp64 kernels exist for one lane count only. fp64 is the reference precision (a check on float, at 1/2 to
-// 1/64 of float's rate), not the fast path, and its kernels cost ptxas three times the float ones: in the fat
-// build each further lane count cost ~9 s per model and architecture (astigmatic, sm_80: float 19.5 s, fp64
-// 56.3 s for six lane counts). 4 lanes is within 10 % of the best float count for every estimator measured.
-constexpr int fp64_lanes = 4;
-
 // T: the scalar of the fit math, float unless FitSettings::precision asks for
 // fp64. The float kernels hold no FP64 instruction (scripts/sass-fp64, ctest
 // sass_fp64): the settings arrive converted (FitLimits<float>), and χ² is
