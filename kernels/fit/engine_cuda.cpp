@@ -104,8 +104,8 @@ FitPlan::FitPlan(int device, const FitSettings& settings, const FitPlanOptions& 
   if (options.lanes_per_fit != 0 && (options.lanes_per_fit < 1 || options.lanes_per_fit > 32 ||
                                      (options.lanes_per_fit & (options.lanes_per_fit - 1))))
     throw UsageError("fit", "lanes per fit must be 1, 2, 4, 8, 16 or 32");
-  if (options.lanes_per_fit != 0 && options.lanes_per_fit != fp64_lanes && fit_fp64(settings.precision))
-    throw UsageError("fit", "fp64 fits run with " + std::to_string(fp64_lanes) + " lanes per fit");
+  if (options.lanes_per_fit != 0 && options.lanes_per_fit != kFp64Lanes && fit_fp64(settings.precision))
+    throw UsageError("fit", "fp64 fits run with " + std::to_string(kFp64Lanes) + " lanes per fit");
   DeviceGuard guard(device);
   NANOSCOPY_CUDA_CHECK(cudaDeviceGetAttribute(&impl_->multiprocessors, cudaDevAttrMultiProcessorCount, device));
   preload_fit_kernels(impl_->settings.precision, impl_->settings.estimator);

@@ -409,12 +409,12 @@ __global__ void fit_kernel(KernelArgs<T> a, M model) {
 }
 
 // Calls f(std::integral_constant<int, G>{}) for `lanes` = G, one of the lane counts the kernels of precision T
-// are built for: 1..32 in float, fp64_lanes in double (fit_kernels.hpp says why).
+// are built for: 1..32 in float, kFp64Lanes in double (fit_kernels.hpp says why).
 template <class T, class F>
 void dispatch_lanes(int lanes, F&& f) {
   if constexpr (std::is_same_v<T, double>) {
-    if (lanes != fp64_lanes) throw UsageError("fit", "fp64 fits run with " + std::to_string(fp64_lanes) + " lanes per fit");
-    return f(std::integral_constant<int, fp64_lanes>{});
+    if (lanes != kFp64Lanes) throw UsageError("fit", "fp64 fits run with " + std::to_string(kFp64Lanes) + " lanes per fit");
+    return f(std::integral_constant<int, kFp64Lanes>{});
   }
   switch (lanes) {
     case 1:
@@ -445,7 +445,7 @@ void launch_typed(const KernelArgs<T>& args, const M& model, const FitGeometry& 
 template <class M, class T, class E>
 void preload_typed() {
   for (const int lanes : {1, 2, 4, 8, 16, 32}) {
-    if (std::is_same_v<T, double> && lanes != fp64_lanes) continue;
+    if (std::is_same_v<T, double> && lanes != kFp64Lanes) continue;
     dispatch_lanes<T>(lanes, []<int G>(std::integral_constant<int, G>) {
       cudaFuncAttributes a{};
       NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&a, fit_kernel<G, M, T, E>));

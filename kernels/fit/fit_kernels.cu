@@ -89,7 +89,7 @@ FitGeometry fit_geometry(int width, int height, std::int64_t count, int lanes, i
     const std::int64_t wanted_threads = static_cast<std::int64_t>(std::max(multiprocessors, 1)) * 1024;
     while (lanes < 32 && count * lanes < wanted_threads) lanes *= 2;
   }
-  if (fit_fp64(precision)) lanes = fp64_lanes;  // the one count its kernels are built for
+  if (fit_fp64(precision)) lanes = kFp64Lanes;  // the one count its kernels are built for
   geo.lanes = lanes;
   const int per_fit = shared_per_fit(width, height, fit_fp64(precision), estimator);
   int fpb = std::max(1, target_block_threads / lanes);

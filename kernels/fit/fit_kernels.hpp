@@ -32,7 +32,7 @@ bool fit_fp64(FitPrecision precision);
 // 1/64 of float's rate), not the fast path, and its kernels cost ptxas three times the float ones: in the fat
 // build each further lane count cost ~9 s per model and architecture (astigmatic, sm_80: float 19.5 s, fp64
 // 56.3 s for six lane counts). 4 lanes is within 10 % of the best float count for every estimator measured.
-constexpr int fp64_lanes = 4;
+constexpr int kFp64Lanes = 4;
 
 // lanes = 0 picks from the ROI size and the batch size (`count`, `multiprocessors`); the shared
 // memory per fit depends on the precision (axis-term tables of float or double).
