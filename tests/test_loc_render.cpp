@@ -288,7 +288,7 @@ TEST_CASE("z colour: the mean z of a pixel picks its hue, the density its bright
   REQUIRE(img.pixels[low] == 1);
   REQUIRE(img.pixels[high] == 2);
   CHECK(img.z_sum[high] == 200);
-  const RgbImage rgb = color_by_z(img);
+  const RgbPlanes rgb = color_by_z(img);
   CHECK(rgb.z_low == -100);
   CHECK(rgb.z_high == 100);
   float r = 0, g = 0, b = 0;
@@ -314,14 +314,14 @@ TEST_CASE("z colour: the mean z of a pixel picks its hue, the density its bright
       many.push_back(at(0.25 + 0.2 * k, 9.0, 0.1));
     }
     const RenderedImage dim = render_localizations(many, s);
-    const RgbImage c = color_by_z(dim, -100, 100);  // the added points at z = 0: the middle
+    const RgbPlanes c = color_by_z(dim, -100, 100);  // the added points at z = 0: the middle
     float r0 = 0, g0 = 0, b0 = 0;
     viridis(0.0, r0, g0, b0);
     CHECK(c.red[low] == doctest::Approx(0.5 * r0));
     CHECK(c.blue[low] == doctest::Approx(0.5 * b0));
   }
   // A range given: z = 100 at its middle.
-  const RgbImage given = color_by_z(img, 0, 200);
+  const RgbPlanes given = color_by_z(img, 0, 200);
   CHECK(given.green[high] == doctest::Approx(g));
   // Without z sums: refused.
   s.color_z = false;

@@ -2,6 +2,7 @@
 
 #include "common/build_fit.hpp"
 #include "common/device_query.hpp"
+#include "common/upload_probe.hpp"
 #include "fit/engine_cuda.hpp"
 #include "fit/fit_timing.hpp"
 #include "frc/decorr_engine_cuda.hpp"
@@ -43,6 +44,7 @@ const Accelerator& accelerator() {
                                       std::int64_t* bytes) {
         return time_device_resident_sofi(gpu, problem, frames, repeats, bytes);
       },
+      .measure_upload_bandwidth = measure_upload_bandwidth,
   };
   return table;
 }

@@ -129,7 +129,7 @@ TEST_CASE("CUDA render equals the CPU render: histogram, Gaussian, z sums") {
         const double zw = worst_z(c, g);
         MESSAGE("z sums: worst pixel " << zw << " of 500 nm × its density");
         CHECK(zw <= 1e-3);
-        const RgbImage rc = color_by_z(c), rg = color_by_z(g);
+        const RgbPlanes rc = color_by_z(c), rg = color_by_z(g);
         CHECK(rg.z_low == doctest::Approx(rc.z_low).epsilon(1e-4));
         CHECK(rg.z_high == doctest::Approx(rc.z_high).epsilon(1e-4));
         double worst_rgb = 0;

@@ -197,4 +197,10 @@ std::optional<SofiDeviceTiming> time_device_resident_sofi(const Device& device, 
   return SofiDeviceTiming{seconds, static_cast<double>(bytes), a->peak_memory_bandwidth(gpu)};
 }
 
+std::optional<double> measure_upload_bandwidth(const Device& device, std::size_t bytes) {
+  const Accelerator* a = compiled_accelerator();
+  if (!a || device.kind == DeviceKind::cpu || device.gpus.empty()) return std::nullopt;
+  return a->measure_upload_bandwidth(device.gpus, bytes);
+}
+
 }  // namespace nanoscopy

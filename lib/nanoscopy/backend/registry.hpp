@@ -5,6 +5,7 @@
 // this header: runners receive the engine they run.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -100,5 +101,9 @@ struct SofiDeviceTiming {
 };
 std::optional<SofiDeviceTiming> time_device_resident_sofi(const Device& device, const SofiProblem& problem,
                                                           std::int64_t frames, int repeats);
+
+// Bytes/s the device's GPUs take together from pinned host memory, `bytes` per copy (all GPUs at once): the
+// ceiling of a pipeline that uploads every frame. nullopt on the CPU.
+std::optional<double> measure_upload_bandwidth(const Device& device, std::size_t bytes);
 
 }  // namespace nanoscopy

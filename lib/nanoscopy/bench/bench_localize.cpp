@@ -232,6 +232,11 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
       while (dispatcher.in_flight() > 0) mem_candidates += static_cast<std::int64_t>(dispatcher.take().candidates.size());
       localize_s = seconds_since(t1);
     }
+    // The upload ceiling: every frame crosses PCIe once, so no localizer of these GPUs beats this rate.
+    const double chunk_bytes = static_cast<double>(o.chunk_frames) * static_cast<double>(info.pixels_per_frame()) * 2;
+    const double upload_bytes_per_s =
+        measure_upload_bandwidth(dev.device, static_cast<std::size_t>(chunk_bytes)).value_or(0.0);
+    const double upload_frames_per_s = upload_bytes_per_s * static_cast<double>(o.chunk_frames) / chunk_bytes;
 
     // (b) the whole pipeline to a Picasso HDF5 file, from the page cache (a
     // read pass first: a cold pass before may have emptied it), then cold.
@@ -289,7 +294,9 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
                  {"memory_candidates", mem_candidates},
                  {"localize_only_s", localize_s},
                  {"setup_s", setup_s},
-                 {"localize_only_frames_per_s", localize_s > 0 ? static_cast<double>(mem_frames) / localize_s : 0.0}};
+                 {"localize_only_frames_per_s", localize_s > 0 ? static_cast<double>(mem_frames) / localize_s : 0.0},
+                 {"upload_gb_per_s", upload_bytes_per_s / 1e9},
+                 {"upload_bound_frames_per_s", upload_frames_per_s}};
     // Against the first one-GPU row: what the further GPUs add end to end.
     for (const auto& c : doc["cells"])
       if (c["gpus"] == 1 && cell["gpus"].get<std::size_t>() >= 1) {
@@ -327,14 +334,19 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
         << fmt(100 * std::max(cold_1->resident_after, cold_n->resident_after)) << " % of it still cached): "
         << read_line(*cold_1, *cold_n) << "\n";
   out << "\n| device | candidates | localizations | pipeline s | frames/s | locs/s | pipeline / read | reader thread s "
-         "| localizer alone frames/s | localizer setup s | × one GPU (pipeline, alone) |\n"
-      << "|---|---|---|---|---|---|---|---|---|---|---|\n";
+         "| localizer alone frames/s | upload ceiling frames/s (GB/s) | localizer setup s | × one GPU (pipeline, alone) "
+         "|\n"
+      << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& c : doc["cells"])
     out << "| " << c["device_name"].get<std::string>() << " | " << c["candidates"] << " | " << c["localizations"]
         << " | " << fmt(c["pipeline_s"].get<double>()) << " | " << fmt(c["frames_per_s"].get<double>(), 4) << " | "
         << fmt(c["localizations_per_s"].get<double>(), 4) << " | " << fmt(c["pipeline_over_read"].get<double>())
         << " | " << fmt(c["reader_thread_s"].get<double>()) << " | "
-        << fmt(c["localize_only_frames_per_s"].get<double>(), 4) << " | " << fmt(c["setup_s"].get<double>()) << " | "
+        << fmt(c["localize_only_frames_per_s"].get<double>(), 4) << " | "
+        << (c["upload_gb_per_s"].get<double>() > 0 ? fmt(c["upload_bound_frames_per_s"].get<double>(), 4) + " (" +
+                                                         fmt(c["upload_gb_per_s"].get<double>(), 3) + ")"
+                                                   : std::string("–"))
+        << " | " << fmt(c["setup_s"].get<double>()) << " | "
         << (c.contains("speedup_vs_one_gpu") ? fmt(c["speedup_vs_one_gpu"].get<double>()) + ", " +
                                                    fmt(c["localize_only_speedup_vs_one_gpu"].get<double>())
                                              : std::string("–"))

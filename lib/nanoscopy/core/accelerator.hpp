@@ -7,6 +7,7 @@
 // the domain engines (imports run one way: core ← domains ← kernels ← backend).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -73,6 +74,8 @@ struct Accelerator {
                                      std::span<FitResult> out);
   double (*time_device_resident_sofi)(int gpu, const SofiProblem& problem, std::int64_t frames, int repeats,
                                       std::int64_t* bytes);
+  // Bytes/s the GPUs take together from pinned host memory, `bytes` per copy: the upload ceiling.
+  double (*measure_upload_bandwidth)(const std::vector<int>& gpus, std::size_t bytes);
 };
 
 }  // namespace nanoscopy

@@ -112,7 +112,7 @@ void run_fit2d_render(const Fit2dRenderOptions& o, ToolContext& ctx, std::ostrea
                                 {"origin_camera_px", s.registration == RenderRegistration::picasso ? "0" : "-0.5"}};
   OutputGroup outputs;  // the picture and its preview appear together
   double bar_nm = 0;
-  RgbImage rgb;
+  RgbPlanes rgb;
   if (color_z) {
     rgb = color_by_z(image, range.low, range.high);
     const float* pages[] = {rgb.red.data(), rgb.green.data(), rgb.blue.data()};

@@ -186,9 +186,9 @@ void viridis(double t, float& r, float& g, float& b) {
   b = mix(2);
 }
 
-RgbImage color_by_z(const RenderedImage& image, double z_low, double z_high) {
+RgbPlanes color_by_z(const RenderedImage& image, double z_low, double z_high) {
   if (image.z_sum.size() != image.pixels.size()) throw UsageError("render", "the picture was rendered without z");
-  RgbImage rgb;
+  RgbPlanes rgb;
   rgb.width = image.width;
   rgb.height = image.height;
   const std::size_t n = image.pixels.size();
@@ -233,7 +233,7 @@ RgbImage color_by_z(const RenderedImage& image, double z_low, double z_high) {
   return rgb;
 }
 
-void burn_scale_bar(RgbImage& rgb, double pixel_nm, double& bar_nm) {
+void burn_scale_bar(RgbPlanes& rgb, double pixel_nm, double& bar_nm) {
   const ScaleBar b = scale_bar(rgb.width, rgb.height, pixel_nm);
   bar_nm = b.nm;
   for (std::int64_t j = b.y0; j < b.y1; ++j)

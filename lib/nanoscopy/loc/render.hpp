@@ -85,8 +85,9 @@ RenderedImage render_localizations(std::span<const Localization> locs, const Ren
 // width); `bar_nm` gets its length.
 std::vector<float> preview_with_scale_bar(const RenderedImage& image, double pixel_nm, double& bar_nm);
 
-// The z colour: red, green, blue planes (each width * height, values in [0, 1]).
-struct RgbImage {
+// The z colour: red, green, blue planes (each width * height, values in [0, 1]). Not io/plot_png.hpp's
+// RgbImage (8-bit, interleaved): one name for two types in one program breaks the one-definition rule.
+struct RgbPlanes {
   std::int64_t width = 0, height = 0;
   std::vector<float> red, green, blue;
   double z_low = 0, z_high = 0;  // nm: the colour map's ends
@@ -97,9 +98,9 @@ void viridis(double t, float& r, float& g, float& b);
 
 // The RGB picture of `image` (rendered with color_z). The z range: z_low < z_high
 // as given, else the 1st to 99th percentile of the pixels' mean z (non-empty pixels).
-RgbImage color_by_z(const RenderedImage& image, double z_low = 0, double z_high = 0);
+RgbPlanes color_by_z(const RenderedImage& image, double z_low = 0, double z_high = 0);
 
 // The scale bar of preview_with_scale_bar burned into `rgb` in white; `bar_nm` gets its length.
-void burn_scale_bar(RgbImage& rgb, double pixel_nm, double& bar_nm);
+void burn_scale_bar(RgbPlanes& rgb, double pixel_nm, double& bar_nm);
 
 }  // namespace nanoscopy
