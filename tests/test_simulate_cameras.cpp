@@ -4,6 +4,7 @@
 // bead z-stacks; and the files the command line writes beside the movie.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <string>
@@ -117,6 +118,43 @@ TEST_CASE("sCMOS: each pixel's mean and variance follow its offset, gain and rea
   const double count = static_cast<double>(pixels) * static_cast<double>(s.frames);
   CHECK(photon_mean / count == doctest::Approx(s.background).epsilon(0.01));
   CHECK(shifted_variance / count == doctest::Approx(s.background).epsilon(0.03));
+}
+
+TEST_CASE("3D with z_even: the emitters' depths evenly spaced, so equal depth bins hold as many emitters") {
+  MovieSettings s;
+  s.frames = 2;
+  s.emitters = 120;
+  s.on_fraction = 1;
+  s.astigmatism = default_astigmatic_calibration(s.pixel_size_nm);
+  s.z_min_nm = -600;
+  s.z_max_nm = 600;
+  s.z_even = true;
+  TempDir dir;
+  MovieTruthExtras extras;
+  simulate_movie(s, (dir / "even.tif").string(), &extras);
+  REQUIRE(extras.emitters.size() == 120);
+  std::vector<int> per_bin(12, 0);
+  std::vector<double> zs;
+  for (const auto& e : extras.emitters) {
+    REQUIRE(e.z > s.z_min_nm);
+    REQUIRE(e.z < s.z_max_nm);
+    ++per_bin[static_cast<std::size_t>((e.z - s.z_min_nm) / 100)];
+    zs.push_back(e.z);
+  }
+  for (int n : per_bin) CHECK(n == 10);
+  // In random order over the emitters (not sorted by their place), and every depth once.
+  CHECK_FALSE(std::is_sorted(zs.begin(), zs.end()));
+  std::sort(zs.begin(), zs.end());
+  CHECK(zs.front() == doctest::Approx(-595));
+  CHECK(zs.back() == doctest::Approx(595));
+
+  s.z_even = false;  // uniform at random: the bins differ
+  MovieTruthExtras uniform;
+  simulate_movie(s, (dir / "uniform.tif").string(), &uniform);
+  std::vector<int> uniform_bins(12, 0);
+  for (const auto& e : uniform.emitters) ++uniform_bins[static_cast<std::size_t>((e.z - s.z_min_nm) / 100)];
+  CHECK(*std::max_element(uniform_bins.begin(), uniform_bins.end()) >
+        *std::min_element(uniform_bins.begin(), uniform_bins.end()));
 }
 
 TEST_CASE("astigmatic 3D: z uniform in the range, spots elongated as the calibration says") {

@@ -100,7 +100,7 @@ void add_spline3d_options(CLI::App& cmd, Spline3dBenchOptions& o) {
   cmd.add_option("--z-step", o.z_step_nm, "the bead stack's z step, nm")->default_val(o.z_step_nm)->check(CLI::Range(1.0, 200.0));
   cmd.add_option("--bead-photons", o.bead_photons, "photons per bead per slice")->default_val(o.bead_photons)
       ->check(CLI::PositiveNumber);
-  cmd.add_option("--z-range", o.z_range_nm, "emitters at z uniform in ± this, nm (a multiple of 100)")
+  cmd.add_option("--z-range", o.z_range_nm, "emitters at z evenly spaced over ± this, nm (a multiple of 100)")
       ->default_val(o.z_range_nm)->check(CLI::Range(100.0, 3000.0));
   cmd.add_option("--frames", o.frames, "movie frames")->default_val(o.frames)->check(CLI::Range(1, 100000));
   cmd.add_option("--grid", o.grid, "emitters per side of the grid (grid² per frame, 16 px apart)")->default_val(o.grid)
@@ -159,7 +159,7 @@ void run_spline3d_bench(const Spline3dBenchOptions& o, std::ostream& out) {
   if (run_logged(quote(bench) + " --quiet --seed " + std::to_string(o.seed + 1) + " simulate movie" + optics +
                      " --structure grid --emitters " + std::to_string(o.grid * o.grid) + " --width " +
                      std::to_string(16 * o.grid + 16) + " --height " + std::to_string(16 * o.grid + 16) +
-                     " --on-fraction 1 --frames " + std::to_string(o.frames) + " --photons " + num(o.photons) +
+                     " --on-fraction 1 --z-even --frames " + std::to_string(o.frames) + " --photons " + num(o.photons) +
                      " --z-min " + num(-o.z_range_nm) + " --z-max " + num(o.z_range_nm) + " -o " + quote(path("movie.tif")),
                  path("simulate_movie.log"), last) != 0)
     throw InputError(path("simulate_movie.log"), "bench simulate movie --psf pupil failed: " + last);
@@ -169,7 +169,7 @@ void run_spline3d_bench(const Spline3dBenchOptions& o, std::ostream& out) {
   std::map<std::int64_t, std::vector<std::size_t>> by_frame;
   for (std::size_t i = 0; i < truth.size(); ++i) by_frame[truth[i].frame].push_back(i);
   out << "  movie:                  " << path("movie.tif") << " (" << o.frames << " frames of " << o.grid * o.grid
-      << " emitters, z uniform in ±" << o.z_range_nm << " nm, " << o.photons << " photons, " << o.background
+      << " emitters, z evenly spaced over ±" << o.z_range_nm << " nm, " << o.photons << " photons, " << o.background
       << " background/px)\n";
 
   // 5. The bound of the true PSF per bin.

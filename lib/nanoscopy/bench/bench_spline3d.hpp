@@ -33,7 +33,7 @@ struct Spline3dBenchOptions {
   int beads = 5;
   double bead_z_range_nm = 800, z_step_nm = 10, bead_photons = 20000;
   double z_range_nm = 600;
-  std::int64_t frames = 160;  // 225 emitters × 160 frames × ≈ 3/4 on: ≥ 2,000 localizations per 100 nm bin
+  std::int64_t frames = 160;  // 225 emitters evenly over 12 bins (18–19 each) × 160 frames, all on: ≥ 2,880 per bin
   int grid = 15;               // emitters per side of the grid (grid² per frame)
   double photons = 2000, background = 20;
   int box = 13;                // fit2d's box for the movie

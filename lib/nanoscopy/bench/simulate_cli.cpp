@@ -84,6 +84,9 @@ void add_movie_options(CLI::App& cmd, MovieCliOptions& o) {
                                "a bead z-stack for calibration (implies --astigmatic, or beads of --psf pupil): --beads always-on beads, frame t at "
                                "z = --z-min + t * --z-step up to --z-max (sets the number of frames)");
   z_stack->excludes(cmd.get_option("--frames"));
+  cmd.add_flag("--z-even", s.z_even,
+               "3D: the emitters' z evenly spaced over [--z-min, --z-max] (in random order) instead of uniform at "
+               "random: every depth bin holds as many emitters (bench spline3d)");
   cmd.add_option("--z-step", o.z_step, "z-stack: z step between frames, nm [default: 10]")->check(CLI::PositiveNumber);
   cmd.add_option("--beads", o.beads, "z-stack: number of beads [default: 1; --psf pupil: 5]")->check(CLI::Range(1, 10000));
   cmd.add_option("--hot-pixels", s.hot_pixels, "this many hot pixels (the same in every frame), for calibration tests")
@@ -149,6 +152,9 @@ namespace {
 // maps, calibration, z range).
 void resolve_movie_options(MovieCliOptions& o) {
   auto& s = o.settings;
+  if (s.z_even && (s.z_stack || (o.psf != "pupil" && !o.astigmatic && o.calibration.empty())))
+    throw UsageError("--z-even", "only for a 3D movie of emitters (--psf pupil, --astigmatic or --calibration), not "
+                                 "with --z-stack");
   s.sensitivity = o.sensitivity.value_or(s.camera == "emccd" ? 10.0 : s.sensitivity);
   if (!o.camera_maps.empty() && s.camera != "scmos") throw UsageError("--camera-maps", "only with --camera scmos");
   if (s.camera == "scmos") {

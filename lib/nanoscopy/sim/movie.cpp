@@ -213,8 +213,16 @@ std::vector<EmitterTruth> simulate_movie(const MovieSettings& m, const std::stri
   if ((psf || m.pupil) && !m.z_stack) {
     // z from its own stream, so the (x, y) and blinking of a 2D movie stay as they are.
     std::mt19937_64 zrng(m.seed ^ 0x7a5e3d7a5e3d7a5eULL);
-    std::uniform_real_distribution<double> uz(m.z_min_nm, m.z_max_nm);
-    for (auto& e : emitters) e.z = uz(zrng);
+    if (m.z_even) {
+      std::vector<double> zs(emitters.size());
+      for (std::size_t k = 0; k < zs.size(); ++k)
+        zs[k] = m.z_min_nm + (m.z_max_nm - m.z_min_nm) * (static_cast<double>(k) + 0.5) / static_cast<double>(zs.size());
+      std::shuffle(zs.begin(), zs.end(), zrng);
+      for (std::size_t k = 0; k < zs.size(); ++k) emitters[k].z = zs[k];
+    } else {
+      std::uniform_real_distribution<double> uz(m.z_min_nm, m.z_max_nm);
+      for (auto& e : emitters) e.z = uz(zrng);
+    }
   }
   DriftSimSettings drift_settings = m.drift;
   drift_settings.seed = m.seed;

@@ -62,6 +62,9 @@ struct MovieSettings {
   // pixel_size_nm) come from the calibration; psf_sigma is not used.
   std::optional<AstigmaticCalibration> astigmatism;
   double z_min_nm = -600, z_max_nm = 600;
+  // 3D (not a z-stack): the emitters' z evenly spaced over [z_min_nm, z_max_nm] in random order instead of
+  // uniform at random, so that every depth bin of a benchmark holds the same number of emitters.
+  bool z_even = false;
 
   // Bead z-stack (needs `astigmatism`): `beads` always-on emitters at random
   // (x, y); frame t shows them at z = z_min_nm + t · z_step_nm (emitters,
