@@ -130,31 +130,33 @@ TEST_CASE("3D with z_even: the emitters' depths evenly spaced, so equal depth bi
   s.z_max_nm = 600;
   s.z_even = true;
   TempDir dir;
-  MovieTruthExtras extras;
-  simulate_movie(s, (dir / "even.tif").string(), &extras);
-  REQUIRE(extras.emitters.size() == 120);
-  std::vector<int> per_bin(12, 0);
-  std::vector<double> zs;
-  for (const auto& e : extras.emitters) {
-    REQUIRE(e.z > s.z_min_nm);
-    REQUIRE(e.z < s.z_max_nm);
-    ++per_bin[static_cast<std::size_t>((e.z - s.z_min_nm) / 100)];
-    zs.push_back(e.z);
-  }
+  // The emitters' depths (all inside the range) and their count per 100-nm bin.
+  const auto depths = [&](const std::string& name, std::vector<int>& per_bin) {
+    MovieTruthExtras extras;
+    simulate_movie(s, (dir / name).string(), &extras);
+    REQUIRE(extras.emitters.size() == 120);
+    per_bin.assign(12, 0);
+    std::vector<double> zs;
+    for (const auto& e : extras.emitters) {
+      REQUIRE(e.z > s.z_min_nm);
+      REQUIRE(e.z < s.z_max_nm);
+      ++per_bin[static_cast<std::size_t>((e.z - s.z_min_nm) / 100)];
+      zs.push_back(e.z);
+    }
+    return zs;
+  };
+  std::vector<int> per_bin;
+  std::vector<double> zs = depths("even.tif", per_bin);
   for (int n : per_bin) CHECK(n == 10);
-  // In random order over the emitters (not sorted by their place), and every depth once.
+  // In random order over the emitters (not sorted by their place), from the first step to the last.
   CHECK_FALSE(std::is_sorted(zs.begin(), zs.end()));
   std::sort(zs.begin(), zs.end());
   CHECK(zs.front() == doctest::Approx(-595));
   CHECK(zs.back() == doctest::Approx(595));
 
   s.z_even = false;  // uniform at random: the bins differ
-  MovieTruthExtras uniform;
-  simulate_movie(s, (dir / "uniform.tif").string(), &uniform);
-  std::vector<int> uniform_bins(12, 0);
-  for (const auto& e : uniform.emitters) ++uniform_bins[static_cast<std::size_t>((e.z - s.z_min_nm) / 100)];
-  CHECK(*std::max_element(uniform_bins.begin(), uniform_bins.end()) >
-        *std::min_element(uniform_bins.begin(), uniform_bins.end()));
+  depths("uniform.tif", per_bin);
+  CHECK(*std::max_element(per_bin.begin(), per_bin.end()) > *std::min_element(per_bin.begin(), per_bin.end()));
 }
 
 TEST_CASE("astigmatic 3D: z uniform in the range, spots elongated as the calibration says") {

@@ -202,11 +202,14 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
     const std::int64_t mem_frames = std::min(o.memory_frames, o.frames);
     double localize_s = 0, setup_s = 0;
     std::int64_t mem_candidates = 0;
+    // The engines fit2d's pipeline uses (localize_engines_per_gpu), for the localizer alone and the pipeline.
+    const auto make_engines = [&] {
+      return make_localize_engines(dev.device, LocalizeSettings{settings.detect, settings.fit, settings.regions},
+                                   localize_engines_per_gpu(settings));
+    };
     if (mem_frames > 0) {
       const auto t_setup = Clock::now();
-      // The engines fit2d's pipeline would use (localize_engines_per_gpu), sharing the chunks out as it does.
-      const auto localizers = make_localize_engines(
-          dev.device, LocalizeSettings{settings.detect, settings.fit, settings.regions}, localize_engines_per_gpu(settings));
+      const auto localizers = make_engines();  // sharing the chunks out as the pipeline does
       std::vector<LocalizeEngine*> engines;
       for (const auto& l : localizers) engines.push_back(l.get());
       setup_s = seconds_since(t_setup);
@@ -233,10 +236,10 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
       localize_s = seconds_since(t1);
     }
     // The upload ceiling: every frame crosses PCIe once, so no localizer of these GPUs beats this rate.
-    const double chunk_bytes = static_cast<double>(o.chunk_frames) * static_cast<double>(info.pixels_per_frame()) * 2;
+    const auto frame_bytes = static_cast<std::size_t>(info.pixels_per_frame()) * 2;  // uint16
     const double upload_bytes_per_s =
-        measure_upload_bandwidth(dev.device, static_cast<std::size_t>(chunk_bytes)).value_or(0.0);
-    const double upload_frames_per_s = upload_bytes_per_s * static_cast<double>(o.chunk_frames) / chunk_bytes;
+        measure_upload_bandwidth(dev.device, static_cast<std::size_t>(o.chunk_frames) * frame_bytes).value_or(0.0);
+    const double upload_frames_per_s = upload_bytes_per_s / static_cast<double>(frame_bytes);
 
     // (b) the whole pipeline to a Picasso HDF5 file, from the page cache (a
     // read pass first: a cold pass before may have emptied it), then cold.
@@ -246,8 +249,7 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
     auto run_pipeline = [&](double& seconds) {
       const auto t0 = Clock::now();
       auto writer = create_localization_writer(output.string(), "", wctx);
-      const auto pipeline_localizers = make_localize_engines(
-          dev.device, LocalizeSettings{settings.detect, settings.fit, settings.regions}, localize_engines_per_gpu(settings));
+      const auto pipeline_localizers = make_engines();
       std::vector<LocalizeEngine*> localizers;
       for (const auto& l : pipeline_localizers) localizers.push_back(l.get());
       const PipelineSummary s =
