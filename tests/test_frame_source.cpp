@@ -17,7 +17,9 @@
 
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/frame_source.hpp"
+#include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/sofi/runner.hpp"
+#include "support/test_support.hpp"
 
 using namespace nanoscopy;
 
@@ -49,6 +51,14 @@ class CountingStack final : public StackReader {
       for (std::int64_t i = 0; i < n; ++i) out[t * n + i] = value(first + t, i);
     tally_->frames += count;
   }
+  void will_read(std::int64_t first, std::int64_t count) override {
+    std::lock_guard lock(tally_->mutex);
+    tally_->hints.push_back({first, count});
+  }
+  std::vector<std::pair<std::int64_t, std::int64_t>> hints() const {
+    std::lock_guard lock(tally_->mutex);
+    return tally_->hints;
+  }
   std::unique_ptr<StackReader> another_reader() const override {
     return std::unique_ptr<StackReader>(new CountingStack(*this));  // the copy constructor is private
   }
@@ -64,6 +74,7 @@ class CountingStack final : public StackReader {
     std::atomic<std::int64_t> frames{0};
     mutable std::mutex mutex;
     std::set<std::thread::id> threads;
+    std::vector<std::pair<std::int64_t, std::int64_t>> hints;  // will_read(first, count) calls
   };
   CountingStack(const CountingStack& other) : StackReader(other), tally_(other.tally_), bad_(other.bad_) {}
   std::shared_ptr<Tally> tally_;  // shared with the readers another_reader() made
@@ -214,6 +225,38 @@ TEST_CASE("frame reader: parallel readers and a frame step read the same frames"
                        doctest::Contains("frame 30: cannot decode the strip"), InputError);
   reader.read(0, 20, PixelType::u16, dst.data());  // the workers still serve the next span
   CHECK(dst[19 * 4] == CountingStack::value(19, 0));
+}
+
+TEST_CASE("frame reader: each contiguous span is announced once (will_read) before its parts are read") {
+  CountingStack stack(60, 3, 3);
+  std::vector<std::uint16_t> dst(20 * 9);
+  FrameReader four(stack, 4);
+  four.read(4, 17, PixelType::u16, dst.data());
+  four.read(30, 3, PixelType::u16, dst.data());  // too short for parts: still one span
+  CHECK(stack.hints() == std::vector<std::pair<std::int64_t, std::int64_t>>{{4, 17}, {30, 3}});
+  CountingStack strided(60, 3, 3);
+  FrameReader(strided, 4, 2).read(0, 17, PixelType::u16, dst.data());
+  CHECK(strided.hints().empty());  // every other frame: no contiguous span to announce
+}
+
+TEST_CASE("will_read on a TIFF stack: any span is a harmless hint, the frames read the same after it") {
+  test::TempDir dir;
+  const std::string path = (dir / "hint.tif").string();
+  std::vector<std::vector<float>> frames(10, std::vector<float>(12));
+  std::vector<const float*> pages;
+  for (std::size_t t = 0; t < frames.size(); ++t) {
+    for (std::size_t i = 0; i < 12; ++i) frames[t][i] = static_cast<float>(t * 100 + i);
+    pages.push_back(frames[t].data());
+  }
+  write_float_pages(path, 4, 3, pages);
+  auto stack = open_stack(path);
+  for (const auto& [first, count] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {2, 5}, {0, 10}, {0, 0}, {-1, 3}, {8, 100}, {10, 1}})
+    CHECK_NOTHROW(stack->will_read(first, count));
+  std::vector<float> got(5 * 12);
+  stack->read_float(2, 5, got.data());
+  for (std::size_t t = 0; t < 5; ++t)
+    for (std::size_t i = 0; i < 12; ++i) REQUIRE(got[t * 12 + i] == frames[t + 2][i]);
 }
 
 TEST_CASE("frame reader: a format without a second reader reads alone; 0 threads means auto") {

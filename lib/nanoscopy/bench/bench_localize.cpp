@@ -115,6 +115,11 @@ void add_localize_bench_options(CLI::App& cmd, LocalizeBenchOptions& o) {
                  "the pipeline's read threads (Input/read threads; 0: auto); reading alone is timed with 1 and these")
       ->default_val(o.read_threads)
       ->check(CLI::Range(0, 64));
+  cmd.add_option("--engines-per-gpu", o.engines_per_gpu,
+                 "localize engines per GPU, each with its own stream and buffers (0: as fit2d: 2 where at least 8 "
+                 "threads read, else 1)")
+      ->default_val(o.engines_per_gpu)
+      ->check(CLI::Range(0, 8));
   cmd.add_flag("--cold", o.cold,
                "also time reading alone and the pipeline from a cold file: its cached pages dropped before each "
                "timed pass (posix_fadvise; drop_caches too as root)");
@@ -164,6 +169,8 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
   settings.camera.pixel_size_nm = movie.pixel_size_nm;
   settings.chunk_frames = o.chunk_frames;
   settings.quiet = true;
+  settings.read_threads = o.read_threads;
+  const int engines_per_gpu = o.engines_per_gpu > 0 ? o.engines_per_gpu : localize_engines_per_gpu(settings);
 
   json doc;
   doc["benchmark"] = "localize";
@@ -177,6 +184,7 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
                        {"unique_frames", movie.frames},
                        {"chunk_frames", o.chunk_frames},
                        {"read_threads", threads},
+                       {"engines_per_gpu", engines_per_gpu},
                        {"cold", o.cold},
                        {"memory_frames", std::min(o.memory_frames, o.frames)},
                        {"box", settings.detect.box},
@@ -189,7 +197,6 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
   if (o.cold)
     doc["read_cold"] = {{"threads_1", read_entry(*cold_1, o.frames, file_mb, 1)},
                         {"threads_n", read_entry(*cold_n, o.frames, file_mb, threads)}};
-  settings.read_threads = o.read_threads;
   doc["cells"] = json::array();
 
   for (const auto& dev : devices) {
@@ -205,7 +212,7 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
     // The engines fit2d's pipeline uses (localize_engines_per_gpu), for the localizer alone and the pipeline.
     const auto make_engines = [&] {
       return make_localize_engines(dev.device, LocalizeSettings{settings.detect, settings.fit, settings.regions},
-                                   localize_engines_per_gpu(settings));
+                                   engines_per_gpu);
     };
     if (mem_frames > 0) {
       const auto t_setup = Clock::now();
@@ -328,7 +335,8 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
     return "1 thread " + rate(one) + ", " + std::to_string(threads) + " threads " + rate(n);
   };
   out << "## fit2d end to end: " << o.frames << " frames of " << o.size << "x" << o.size << " uint16, ~" << o.spots
-      << " spots/frame, chunks of " << o.chunk_frames << ", " << threads << " read threads\n\n"
+      << " spots/frame, chunks of " << o.chunk_frames << ", " << threads << " read threads, "
+      << doc["parameters"]["engines_per_gpu"].get<int>() << " localize engine(s) per GPU\n\n"
       << "Read alone as the pipeline reads (FrameSource, 2 chunks ahead), page cache warm: " << read_line(read_1, read_n)
       << "\n";
   if (o.cold)

@@ -24,6 +24,7 @@ struct LocalizeBenchOptions {
   std::int64_t memory_frames = 2560;   // frames for the localizer-alone timing (c)
   std::vector<std::string> devices;    // empty: cpu and every GPU
   int read_threads = 0;                // the pipeline's Input/read threads (0: auto)
+  int engines_per_gpu = 0;             // localize engines per GPU (0: as fit2d, localize_engines_per_gpu)
   bool cold = false;                   // also time (a) and (b) with the file's cached pages dropped first
   std::string dir;                     // for the stack and the outputs (default: system temp dir)
   std::string json;

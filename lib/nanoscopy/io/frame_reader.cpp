@@ -103,6 +103,8 @@ void FrameReader::read(std::int64_t first, std::int64_t count, PixelType type, v
     throw std::logic_error("FrameReader reads uint16 or float32 frames");
   if (type == PixelType::u16 && reader_.info().type != PixelType::u16)
     throw std::logic_error("FrameReader: uint16 frames from a stack that is not uint16");
+  // The span as one sequential read from disk, which the parts then wait on (StackReader::will_read).
+  if (step_ == 1) reader_.will_read(first, count);
   const std::int64_t parts = threads();
   // Below two frames a part, the wake-ups cost more than they win.
   if (parts == 1 || count < 2 * parts) return read_part(reader_, first, count, type, dst);

@@ -111,6 +111,12 @@ class PicassoRawReader final : public StackReader {
     return reader;
   }
 
+  void will_read(std::int64_t first, std::int64_t count) override {
+    if (first < 0 || count <= 0 || first + count > info_.frames) return;
+    ::posix_fadvise(fd_, static_cast<off_t>(first * info_.bytes_per_frame()),
+                    static_cast<off_t>(count * info_.bytes_per_frame()), POSIX_FADV_WILLNEED);  // a hint: errors ignored
+  }
+
   void read_raw(std::int64_t first, std::int64_t count, void* dst) override {
     const std::string where = info_.path + ", frame " + std::to_string(first);
     if (first < 0 || count < 0 || first + count > info_.frames)

@@ -347,6 +347,20 @@ class TiffStackReader final : public TiffStack {
     return std::make_unique<TiffStackReader>(*this, SameStack{});
   }
 
+  // The bytes from the first page's pixels to the end of the last's (the IFDs between them included).
+  void will_read(std::int64_t first, std::int64_t count) override {
+    if (first < 0 || count <= 0 || count > info_.frames - first) return;
+    const auto bpf = static_cast<u64>(info_.bytes_per_frame());
+    u64 lo = std::numeric_limits<u64>::max(), hi = 0;
+    for (std::int64_t i = first; i < first + count; ++i) {
+      const auto& f = frames_[static_cast<std::size_t>(i)];
+      if (f.data == kNoDirectData) continue;  // compressed or tiled: libtiff reads it
+      lo = std::min(lo, f.data);
+      hi = std::max(hi, f.data + bpf);
+    }
+    if (hi > lo) ::posix_fadvise(file_->fd(), static_cast<off_t>(lo), static_cast<off_t>(hi - lo), POSIX_FADV_WILLNEED);
+  }
+
   void read_raw(std::int64_t first, std::int64_t count, void* dst) override {
     if (first < 0 || count < 0 || first > info_.frames || count > info_.frames - first)
       throw InputError(info_.path, "frames [" + std::to_string(first) + ", " + std::to_string(first + count) +

@@ -106,6 +106,17 @@ class SeriesReader final : public StackReader {
     }
   }
 
+  void will_read(std::int64_t first, std::int64_t count) override {
+    if (first < 0 || count <= 0 || count > info_.frames - first) return;
+    while (count > 0) {
+      const auto k = static_cast<std::size_t>(std::upper_bound(starts_.begin(), starts_.end(), first) - starts_.begin() - 1);
+      const std::int64_t take = std::min(count, starts_[k + 1] - first);
+      members_[k]->will_read(first - starts_[k], take);
+      first += take;
+      count -= take;
+    }
+  }
+
   // Another reader of the whole series for a decoding thread (FrameReader): every member's own.
   std::unique_ptr<StackReader> another_reader() const override {
     auto copy = std::unique_ptr<SeriesReader>(new SeriesReader());
