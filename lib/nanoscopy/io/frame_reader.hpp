@@ -45,15 +45,19 @@ class FrameReader {
   // (the file's own values; only from a uint16 stack) or f32 (converted).
   // Throws what the stack reader throws (InputError naming file and frame);
   // when several parts fail, the error of the lowest frame.
+  // A span that follows one read slower than the page cache gives (a disk) is
+  // first announced to the stack reader (StackReader::will_read).
   void read(std::int64_t first, std::int64_t count, PixelType type, void* dst);
 
  private:
   struct Workers;
+  void read_span(std::int64_t first, std::int64_t count, PixelType type, void* dst);
   void read_part(StackReader& reader, std::int64_t first, std::int64_t count, PixelType type, void* dst) const;
 
   StackReader& reader_;
   std::int64_t step_;
   std::unique_ptr<Workers> workers_;  // null with one thread
+  double last_bytes_per_s_ = 0;       // of the file, over the last span read (0: none read yet)
 };
 
 }  // namespace nanoscopy

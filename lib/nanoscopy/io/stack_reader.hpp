@@ -73,7 +73,8 @@ class StackReader {
   // parts of the span from a cold file wait on that stream instead of each
   // making small requests of its own (FrameReader): 1.29 → 1.67 GB/s with 8
   // threads on the GPU machine's disk (docs/benchmarks.md). Pages already in
-  // the page cache cost a lookup. Does nothing where there is no such file.
+  // the page cache cost a lookup each (FrameReader announces a span only after
+  // a slow one). Does nothing where there is no such file.
   virtual void will_read(std::int64_t /*first*/, std::int64_t /*count*/) {}
 
   // Attaches the movie's metadata file (open_stack does, for every format); its
