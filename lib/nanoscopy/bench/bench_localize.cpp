@@ -209,9 +209,10 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
     const std::int64_t mem_frames = std::min(o.memory_frames, o.frames);
     double localize_s = 0, setup_s = 0;
     std::int64_t mem_candidates = 0;
-    // The engines fit2d's pipeline uses (localize_engines_per_gpu), for the localizer alone and the pipeline.
+    // The engines, as many per GPU as fit2d's pipeline uses (or --engines-per-gpu), for the localizer alone and the
+    // pipeline.
     const auto make_engines = [&] {
-      return make_localize_engines(dev.device, LocalizeSettings{settings.detect, settings.fit, settings.regions},
+      return make_localize_engines(dev.device, LocalizeSettings{settings.detect, settings.fit, settings.regions, {}},
                                    engines_per_gpu);
     };
     if (mem_frames > 0) {
@@ -336,7 +337,7 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
   };
   out << "## fit2d end to end: " << o.frames << " frames of " << o.size << "x" << o.size << " uint16, ~" << o.spots
       << " spots/frame, chunks of " << o.chunk_frames << ", " << threads << " read threads, "
-      << doc["parameters"]["engines_per_gpu"].get<int>() << " localize engine(s) per GPU\n\n"
+      << engines_per_gpu << " localize engine(s) per GPU\n\n"
       << "Read alone as the pipeline reads (FrameSource, 2 chunks ahead), page cache warm: " << read_line(read_1, read_n)
       << "\n";
   if (o.cold)

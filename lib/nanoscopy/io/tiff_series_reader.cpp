@@ -94,24 +94,27 @@ class SeriesReader final : public StackReader {
                                        ") are outside the stack (" + std::to_string(info_.frames) + " frames)");
     auto* out = static_cast<unsigned char*>(dst);
     const auto bpf = info_.bytes_per_frame();
-    while (count > 0) {
-      // The file holding frame `first`, and how many of the wanted frames it holds.
-      const auto k = static_cast<std::size_t>(std::upper_bound(starts_.begin(), starts_.end(), first) - starts_.begin() - 1);
-      const std::int64_t local = first - starts_[k];
-      const std::int64_t take = std::min(count, starts_[k + 1] - first);
-      members_[k]->read_raw(local, take, out);
+    for_each_member(first, count, [&](StackReader& member, std::int64_t local, std::int64_t take) {
+      member.read_raw(local, take, out);
       out += take * bpf;
-      first += take;
-      count -= take;
-    }
+    });
   }
 
   void will_read(std::int64_t first, std::int64_t count) override {
     if (first < 0 || count <= 0 || count > info_.frames - first) return;
+    for_each_member(first, count, [](StackReader& member, std::int64_t local, std::int64_t take) {
+      member.will_read(local, take);
+    });
+  }
+
+  // Calls f(member, its first frame, frames) for each file holding part of series frames [first, first + count),
+  // in order.
+  template <class F>
+  void for_each_member(std::int64_t first, std::int64_t count, F&& f) {
     while (count > 0) {
       const auto k = static_cast<std::size_t>(std::upper_bound(starts_.begin(), starts_.end(), first) - starts_.begin() - 1);
       const std::int64_t take = std::min(count, starts_[k + 1] - first);
-      members_[k]->will_read(first - starts_[k], take);
+      f(*members_[k], first - starts_[k], take);
       first += take;
       count -= take;
     }
