@@ -145,6 +145,27 @@ TEST_CASE("spline evaluation outside the grid continues the edge interval as Gpu
   }
 }
 
+TEST_CASE("spline_psf_node_value is the spline at the nearest grid node, clamped to the first size - 1 nodes") {
+  constexpr int nx = 9, ny = 8, nz = 11;
+  const SplinePsf p = spline_from_volume(analytic_volume(nx, ny, nz), nx, ny, nz, 1.0, 10.0, 4.0, 3.5, 5.0, 100.0);
+  const SplineView s = view(p);
+  int checked = 0;
+  for (double z : {0.0, 2.4, 4.6, 9.2})
+    for (double y : {0.3, 3.0, 5.49})
+      for (double x : {0.0, 1.51, 6.7}) {
+        const double node = spline_psf_value<double>(s, std::floor(x + 0.5), std::floor(y + 0.5), std::floor(z + 0.5));
+        CHECK(spline_psf_node_value<double>(s, x, y, z) == doctest::Approx(node).epsilon(1e-6));
+        CHECK(spline_psf_node_value<float>(s, static_cast<float>(x), static_cast<float>(y), static_cast<float>(z)) ==
+              doctest::Approx(node).epsilon(1e-6));
+        ++checked;
+      }
+  CHECK(checked == 36);
+  // Outside the grid: the nearest node inside (index 0 or size - 1), finite.
+  CHECK(spline_psf_node_value<double>(s, -40.0, 2.0, 3.0) == doctest::Approx(spline_psf_value<double>(s, 0.0, 2.0, 3.0)));
+  CHECK(spline_psf_node_value<double>(s, 2.0, 2.0, 99.0) ==
+        doctest::Approx(spline_psf_value<double>(s, 2.0, 2.0, static_cast<double>(p.size_z - 1))));
+}
+
 TEST_CASE("spline_from_volume refuses NaN, Inf and axes shorter than 4 samples, and stays finite on any finite input") {
   auto vol = analytic_volume(5, 5, 5);
   CHECK_THROWS_AS(spline_from_volume(analytic_volume(3, 5, 5), 3, 5, 5, 1, 10, 1, 2, 2, 100), InputError);

@@ -107,4 +107,24 @@ NANOSCOPY_HD T spline_psf_value(const SplineView& s, T x, T y, T z) {
   return f;
 }
 
+// The value at the grid node nearest to voxel coordinate (x, y, z), the node
+// index clamped to [0, size − 1] per axis: there the fractions are 0 and the
+// polynomial is its constant coefficient, one float read instead of 64. For
+// coarse searches (the spline fit's initial z), which need neither fractions
+// nor derivatives; the fit's kernel is bound by reading coefficients from L2.
+template <class T>
+NANOSCOPY_HD T spline_psf_node_value(const SplineView& s, T x, T y, T z) {
+  auto node = [](T u, int size) {
+    int i = static_cast<int>(floor(u + T(0.5)));
+    i = i < 0 ? 0 : i;
+    return i < size ? i : size - 1;
+  };
+  const long long i = node(x, s.size_x), j = node(y, s.size_y), k = node(z, s.size_z);
+#if defined(__CUDA_ARCH__)
+  return static_cast<T>(__ldg(s.coefficients + ((i * s.size_y + j) * s.size_z + k) * 64));
+#else
+  return static_cast<T>(s.coefficients[((i * s.size_y + j) * s.size_z + k) * 64]);
+#endif
+}
+
 }  // namespace nanoscopy
