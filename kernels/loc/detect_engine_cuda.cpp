@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "common/cuda_check.hpp"
+#include "common/stage_profile.hpp"
 #include "common/owners.hpp"
 #include "loc/detect_kernels.hpp"
 #include "nanoscopy/core/error.hpp"
@@ -159,15 +160,21 @@ std::int64_t DetectPlan::detect_device(const void* d_frames, PixelType type, std
     v.frames = nb;
     v.width = width;
     v.height = height;
+    stage_mark(stream, "detect: (before)");
     launch_frame_min(v, im.mins.get(), stream);
+    stage_mark(stream, "detect: frame min");
     launch_dog(v, im.mins.get(), im.weights, im.norm.get(), im.rows1.get(), im.rows2.get(), im.filtered.get(), stream);
+    stage_mark(stream, "detect: DoG");
     launch_noise(im.filtered.get(), nb, n, im.settings.threshold, im.noise_sd.get(), im.level.get(), stream);
+    stage_mark(stream, "detect: noise");
     NANOSCOPY_CUDA_CHECK(cudaMemsetAsync(im.counter.get(), 0, 2 * sizeof(unsigned long long), stream));
     launch_maxima(v, im.filtered.get(), im.level.get(), im.settings, im.regions.empty() ? nullptr : im.inside.get(),
                   im.keys.get(), im.counter.get(), im.counter.get() + 1, capacity, im.units, stream);
     NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(im.h_counter.get(), im.counter.get(), 2 * sizeof(unsigned long long),
                                          cudaMemcpyDeviceToHost, stream));
+    stage_mark(stream, "detect: maxima + count");
     NANOSCOPY_CUDA_CHECK(cudaStreamSynchronize(stream));
+    stage_mark(stream, "detect: (host round trip)");
     const auto found = static_cast<std::int64_t>(im.h_counter[0]);
     im.outside += static_cast<std::int64_t>(im.h_counter[1]);
     if (found > capacity)  // impossible by the spacing of candidates: a broken invariant, not bad data
@@ -180,6 +187,7 @@ std::int64_t DetectPlan::detect_device(const void* d_frames, PixelType type, std
     sort_keys(im.sort_temp.get(), im.sort_temp.size(), im.keys.get(), im.sorted.get(), found, bits_for(nb * n), stream);
     launch_finalize(v, im.sorted.get(), found, im.filtered.get(), im.noise_sd.get(), first_frame + b0, box, im.units,
                     im.candidates.get() + total, im.origins.get() + total, im.rois.get() + total * roi * bpp, stream);
+    stage_mark(stream, "detect: sort + ROIs");
     total += found;
   }
   im.count = total;

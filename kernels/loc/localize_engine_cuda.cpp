@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -11,6 +12,7 @@
 #include "common/cuda_check.hpp"
 #include "common/owners.hpp"
 #include "common/parallel_copy.hpp"
+#include "common/stage_profile.hpp"
 #include "fit/engine_cuda.hpp"
 #include "loc/camera_maps_kernels.hpp"
 #include "loc/detect_engine_cuda.hpp"
@@ -135,7 +137,10 @@ std::int64_t LocalizePlan::localize(const ChunkPixels& c, std::vector<Candidate>
     const auto bytes = static_cast<std::size_t>(c.count) * static_cast<std::size_t>(c.width) *
                        static_cast<std::size_t>(c.height) * bytes_per_pixel(c.type);
     grow(im.d_frames, bytes);
+    const auto wall0 = std::chrono::steady_clock::now();
+    stage_begin(s);
     im.upload(static_cast<const unsigned char*>(c.pixels), bytes);
+    stage_mark(s, "upload");
     const std::int64_t found =
         im.detect.detect_device(im.d_frames.get(), c.type, c.first_frame, c.count, c.width, c.height, s);
     const std::int64_t detected = found + im.detect.outside_count();
@@ -143,6 +148,7 @@ std::int64_t LocalizePlan::localize(const ChunkPixels& c, std::vector<Candidate>
     const auto n = static_cast<std::size_t>(found);
     grow(im.d_fits, n);
     im.fit_rois(found, s);
+    stage_mark(s, "fit");
     grow(im.h_candidates, n);
     grow(im.h_origins, n);
     grow(im.h_fits, n);
@@ -152,7 +158,9 @@ std::int64_t LocalizePlan::localize(const ChunkPixels& c, std::vector<Candidate>
         cudaMemcpyAsync(im.h_origins.get(), im.detect.origins(), n * sizeof(RoiOrigin), cudaMemcpyDeviceToHost, s));
     NANOSCOPY_CUDA_CHECK(
         cudaMemcpyAsync(im.h_fits.get(), im.d_fits.get(), n * sizeof(FitResult), cudaMemcpyDeviceToHost, s));
+    stage_mark(s, "download");
     im.stream.synchronize();
+    stage_host("localize() to results", std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count());
     im.settings.to_camera_units(im.h_fits.get(), n);
     candidates.assign(im.h_candidates.get(), im.h_candidates.get() + n);
     origins.assign(im.h_origins.get(), im.h_origins.get() + n);
