@@ -181,3 +181,40 @@ TEST_CASE("fit2d --calibration: the width filter (Gaussian models) keeps every s
   CHECK(wide == static_cast<int>(locs.size()));
   CHECK(std::fabs(bias) < 25);
 }
+
+TEST_CASE("fit2d --calibration psf.h5: one localization per emitter and frame (--duplicates auto), off, and errors") {
+  TempDir dir;
+  const SplinePsf psf = astigmatic_spline_psf(21, 61, 20.0, 100.0);
+  const std::string cal = (dir / "psf.h5").string(), movie = (dir / "far.tif").string();
+  write_spline_calibration(cal, psf, nullptr);
+  const auto truth = write_movie(movie, psf, 450, 560);
+  // A low threshold puts two candidates on some of these stretched spots (and more on the noise around them).
+  const auto fit = [&](const std::string& extra, const std::string& name) {
+    const std::string out = (dir / name).string();
+    const auto r = run_tool("fit2d", shell_quote(movie) + " --calibration " + shell_quote(cal) +
+                                         " --box 13 --threshold 1.5 --baseline 100 --sensitivity 1 --pixel-size 100 " +
+                                         "--device cpu -o " + shell_quote(out) + extra);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    return read_localizations(out, 100.0);
+  };
+  const auto pairs_within_1px = [](const std::vector<Localization>& locs) {
+    int n = 0;
+    for (std::size_t i = 0; i < locs.size(); ++i)
+      for (std::size_t j = i + 1; j < locs.size(); ++j)
+        n += locs[i].frame == locs[j].frame && std::hypot(locs[i].x - locs[j].x, locs[i].y - locs[j].y) < 1.0;
+    return n;
+  };
+  const auto kept = fit("", "auto.hdf5"), all = fit(" --duplicates off", "off.hdf5");
+  MESSAGE(all.size() << " localizations without the duplicate filter (" << pairs_within_1px(all)
+                     << " pairs within 1 px), " << kept.size() << " with it, " << truth.size() << " emitters");
+  CHECK(pairs_within_1px(all) > 0);  // the case exists
+  CHECK(pairs_within_1px(kept) == 0);
+  CHECK(kept.size() + static_cast<std::size_t>(pairs_within_1px(all)) >= all.size());
+  CHECK(kept.size() < all.size());
+  const auto bad = run_tool("fit2d", shell_quote(movie) + " --calibration " + shell_quote(cal) +
+                                         " --duplicates 1px --device cpu -o " + shell_quote((dir / "x.hdf5").string()));
+  CHECK(bad.exit_code != 0);
+  CHECK(bad.output.find("--duplicates") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "x.hdf5"));
+}

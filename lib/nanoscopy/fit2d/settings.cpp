@@ -19,6 +19,7 @@
 #include "nanoscopy/core/spline_psf_io.hpp"
 #include "nanoscopy/io/spline_calibration_formats.hpp"
 #include "nanoscopy/loc/detect/detect.hpp"
+#include "nanoscopy/loc/duplicates.hpp"
 #include "nanoscopy/loc/formats/picasso_localize_keys.hpp"
 
 namespace nanoscopy {
@@ -270,6 +271,8 @@ Fit2dSetup fit2d_setup(const Params& p, const StackInfo& info, const std::string
     settings.filter.min_sigma = 0;
     settings.filter.max_sigma = std::numeric_limits<double>::infinity();
   }
+  settings.duplicate_distance_px = duplicate_distance_px(
+      p.get_string("Filter/duplicates"), settings.fit.model == ShapeModel::spline, p.source("Filter/duplicates").describe());
   settings.chunk_frames = p.get_int("Input/chunk frames");
   settings.read_threads = static_cast<int>(p.get_int("Input/read threads"));
   if (!regions_file.empty()) settings.regions = parse_regions(regions_file, info.width, info.height);

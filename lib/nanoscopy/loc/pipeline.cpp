@@ -16,6 +16,7 @@
 #include "nanoscopy/core/progress.hpp"
 #include "nanoscopy/io/frame_source.hpp"
 #include "nanoscopy/loc/localize_dispatch.hpp"
+#include "nanoscopy/loc/duplicates.hpp"
 #include "nanoscopy/loc/localize_engine.hpp"
 
 namespace nanoscopy {
@@ -161,11 +162,13 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
                                        settings.camera, settings.fit, r.candidates[k].net_gradient);
       if (accept(loc, settings.filter, settings.camera)) {
         accepted.push_back(loc);
-        precisions.add(loc.lpx * settings.camera.pixel_size_nm);
       } else {
         ++summary.rejected;
       }
     }
+    const std::int64_t duplicates = remove_duplicates(accepted, settings.duplicate_distance_px);
+    summary.rejected += duplicates;
+    for (const Localization& loc : accepted) precisions.add(loc.lpx * settings.camera.pixel_size_nm);
     summary.localizations += static_cast<std::int64_t>(accepted.size());
     writer.put(std::move(accepted));
     summary.frames += r.count;

@@ -26,6 +26,7 @@ struct PipelineSettings {
   FitSettings fit;
   Camera camera;
   LocFilter filter;
+  double duplicate_distance_px = 0;  // remove_duplicates (loc/duplicates.hpp) after the filter; 0: off
   std::vector<Region> regions;  // only spots detected inside these (empty: everywhere)
   std::shared_ptr<const CameraMaps> camera_maps;  // sCMOS maps for wlsq/mle (LocalizeSettings), or null
   std::int64_t chunk_frames = 256;
@@ -37,7 +38,7 @@ struct PipelineSummary {
   std::int64_t frames = 0;
   std::int64_t candidates = 0;     // detected, those outside the regions (never fitted) included
   std::int64_t localizations = 0;  // accepted by the filter (handed to the sink)
-  std::int64_t rejected = 0;       // fitted but filtered out
+  std::int64_t rejected = 0;       // fitted but filtered out (duplicates included)
   double median_precision_nm = 0;
   double seconds = 0;              // wall time of the whole run
   double read_seconds = 0;         // time the reader thread spent reading (decode + convert)

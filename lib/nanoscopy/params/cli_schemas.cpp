@@ -76,6 +76,10 @@ const Schema& fit2d_schema() {
     s.real("Filter/max sigma", 3.0, 0, {}, "drop fits with a PSF sigma above this (px; Gaussian models: the spline fits no width)");
     s.real("Filter/min photons", 0, 0, {}, "drop fits with fewer photons");
     s.real("Filter/max precision", 0, 0, {}, "drop fits whose localization precision is worse than this (nm; 0: off)");
+    s.string("Filter/duplicates", "auto",
+             "one emitter fitted twice in a frame (an elongated 3D spot detected twice): of the localizations of a "
+             "frame closer than this distance (px) keep the most precise, as ThunderSTORM's 'remove duplicates'; "
+             "auto: 1 px for the spline model (its spots far from focus), off for the others; off; or a distance");
     s.choice("Output/format", "auto", {"auto", "csv", "hdf5"},
              "auto: from the extension (.csv ThunderSTORM, .hdf5 Picasso)");
     s.boolean("Output/fit diagnostics", false,
