@@ -103,8 +103,10 @@ void add_spline3d_options(CLI::App& cmd, Spline3dBenchOptions& o) {
   cmd.add_option("--z-range", o.z_range_nm, "emitters at z evenly spaced over ± this, nm (a multiple of 100)")
       ->default_val(o.z_range_nm)->check(CLI::Range(100.0, 3000.0));
   cmd.add_option("--frames", o.frames, "movie frames")->default_val(o.frames)->check(CLI::Range(1, 100000));
-  cmd.add_option("--grid", o.grid, "emitters per side of the grid (grid² per frame, 16 px apart)")->default_val(o.grid)
+  cmd.add_option("--grid", o.grid, "emitters per side of the grid (grid² per frame, --spacing px apart)")
+      ->default_val(o.grid)
       ->check(CLI::Range(1, 64));
+  cmd.add_option("--spacing", o.spacing, "px between grid neighbours")->default_val(o.spacing)->check(CLI::Range(8, 64));
   cmd.add_option("--photons", o.photons, "photons per emitter per frame")->default_val(o.photons)->check(CLI::PositiveNumber);
   cmd.add_option("--background", o.background, "background photons per pixel")->default_val(o.background)
       ->check(CLI::NonNegativeNumber);
@@ -158,7 +160,7 @@ void run_spline3d_bench(const Spline3dBenchOptions& o, std::ostream& out) {
   for (const char* f : {"movie.tif", "movie.yaml", "movie_truth.csv", "movie_emitters.csv"}) fs::remove(path(f));
   if (run_logged(quote(bench) + " --quiet --seed " + std::to_string(o.seed + 1) + " simulate movie" + optics +
                      " --structure grid --emitters " + std::to_string(o.grid * o.grid) + " --width " +
-                     std::to_string(16 * o.grid + 16) + " --height " + std::to_string(16 * o.grid + 16) +
+                     std::to_string(o.spacing * (o.grid + 1)) + " --height " + std::to_string(o.spacing * (o.grid + 1)) +
                      " --on-fraction 1 --z-even --frames " + std::to_string(o.frames) + " --photons " + num(o.photons) +
                      " --z-min " + num(-o.z_range_nm) + " --z-max " + num(o.z_range_nm) + " -o " + quote(path("movie.tif")),
                  path("simulate_movie.log"), last) != 0)
