@@ -7,8 +7,11 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <stdexcept>
+#include <cstdio>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -24,14 +27,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The sink (fit2d's writer: CSV/HDF5 formatting) on a thread of its own, fed in
-// chunk order: writing a chunk's localizations overlaps with converting the next
-// one and with the engines, instead of leaving the GPU idle while the main thread
-// writes. At most `depth` chunks wait. The sink's first error is rethrown by the
-// next put() or by finish(); after it the rest are dropped.
+// A chunk's fits to localizations (conversion, filter, duplicates) and the sink
+// (fit2d's writer: CSV/HDF5 formatting) on a thread of their own, fed in chunk
+// order: this overlaps with the engines and the reading, and the main thread
+// only hands chunks on (on the H100 the main thread spent 0.10-0.13 s of a
+// 0.6 s, 100k-frame run converting). At most `depth` chunks wait. The first
+// error is rethrown by the next put() or by finish(); after it the rest are
+// dropped.
 class SinkThread {
  public:
-  SinkThread(const LocalizationSink& sink, std::size_t depth) : sink_(sink), depth_(depth), thread_([this] { run(); }) {}
+  using Handler = std::function<void(LocalizedChunk&)>;
+  SinkThread(Handler handle, std::size_t depth)
+      : sink_(std::move(handle)), depth_(depth), thread_([this] { run(); }) {}
   ~SinkThread() {
     {
       std::lock_guard lock(mutex_);
@@ -43,12 +50,17 @@ class SinkThread {
   SinkThread(const SinkThread&) = delete;
   SinkThread& operator=(const SinkThread&) = delete;
 
-  void put(std::vector<Localization> locs) {
+  void put(LocalizedChunk locs) {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return queue_.size() < depth_ || error_; });
     if (error_) std::rethrow_exception(error_);
     queue_.push_back(std::move(locs));
     changed_.notify_all();
+  }
+
+  double busy_seconds() {
+    std::lock_guard lock(mutex_);
+    return busy_seconds_;
   }
 
   // Waits until every chunk put is written; rethrows the sink's error.
@@ -64,17 +76,19 @@ class SinkThread {
     for (;;) {
       changed_.wait(lock, [&] { return stop_ || !queue_.empty(); });
       if (stop_) return;  // finish() emptied the queue, or an error unwinds: the rest is dropped
-      std::vector<Localization> locs = std::move(queue_.front());
+      LocalizedChunk locs = std::move(queue_.front());
       queue_.pop_front();
       busy_ = true;
       lock.unlock();
       std::exception_ptr error;
+      const auto t0 = std::chrono::steady_clock::now();
       try {
         sink_(locs);
       } catch (...) {
         error = std::current_exception();
       }
       lock.lock();
+      busy_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       busy_ = false;
       if (error && !error_) error_ = error;
       if (error_) queue_.clear();
@@ -82,12 +96,13 @@ class SinkThread {
     }
   }
 
-  const LocalizationSink& sink_;
+  Handler sink_;
   std::size_t depth_;
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<std::vector<Localization>> queue_;
+  std::deque<LocalizedChunk> queue_;
   bool busy_ = false, stop_ = false;
+  double busy_seconds_ = 0;  // in the sink (the stage profile reads it after finish())
   std::exception_ptr error_;
   std::thread thread_;  // last: started once the members above exist
 };
@@ -133,8 +148,8 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
   // first localizer's host memory (page-locked for CUDA: uploaded as is; pinned
   // memory serves every GPU of the process), read up to two chunks ahead while
   // the engines detect and fit the chunks they hold, two each: an engine starts
-  // its next chunk while this thread converts and hands on the oldest (with one
-  // chunk per engine the GPU waited for that). Each chunk is decoded by several
+  // its next chunk while this thread hands on the oldest (with one chunk per
+  // engine the GPU waited for that). Each chunk is decoded by several
   // threads (reading, not fitting, bounds a GPU run).
   const int per_engine = 2;
   FrameSourceOptions source_options;
@@ -147,31 +162,46 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
   LocalizeDispatcher dispatcher(localizers, per_engine);  // after the source: stopped before its buffers go
 
   Progress progress("fit2d " + info.path, range.count(), settings.quiet);
-  SinkThread writer(sink, 2);
   MedianHistogram precisions;
-  // The oldest chunk's localizations to the sink: chunks are taken in the order given.
+  std::int64_t rejected = 0, localizations = 0;  // the writer thread's; read after writer.finish()
+  SinkThread writer(
+      [&](LocalizedChunk& r) {
+        std::vector<Localization> accepted;
+        accepted.reserve(r.candidates.size());
+        for (std::size_t k = 0; k < r.candidates.size(); ++k) {
+          // net_gradient in camera counts, as Picasso's (a filter written for its numbers cuts the same).
+          const auto loc = to_localization(r.fits[k], r.candidates[k].frame, r.origins[k].x0, r.origins[k].y0,
+                                           settings.camera, settings.fit, r.candidates[k].net_gradient);
+          if (accept(loc, settings.filter, settings.camera))
+            accepted.push_back(loc);
+          else
+            ++rejected;
+        }
+        rejected += remove_duplicates(accepted, settings.duplicate_distance_px);
+        for (const Localization& loc : accepted) precisions.add(loc.lpx * settings.camera.pixel_size_nm);
+        localizations += static_cast<std::int64_t>(accepted.size());
+        sink(accepted);
+      },
+      2);
+  // NANOSCOPY_STAGE_PROFILE=1: where the main thread's time goes (stderr at the end), beside the GPU stages.
+  const char* profile_env = std::getenv("NANOSCOPY_STAGE_PROFILE");
+  const bool profile = profile_env && *profile_env && std::string(profile_env) != "0";
+  double t_take = 0, t_put = 0, t_next = 0, t_submit = 0, t_sink = 0;
+  const auto lap = [&](double& into, Clock::time_point& since) {
+    const auto now = Clock::now();
+    into += std::chrono::duration<double>(now - since).count();
+    since = now;
+  };
+  // The oldest chunk's fits to the writer thread: chunks are taken in the order given.
   auto take_oldest = [&] {
-    const LocalizedChunk r = dispatcher.take();
+    auto t = Clock::now();
+    LocalizedChunk r = dispatcher.take();
+    if (profile) lap(t_take, t);
     // Every candidate detected, those outside the regions (dropped before fitting) included.
     summary.candidates += r.detected;
-    std::vector<Localization> accepted;
-    accepted.reserve(r.candidates.size());
-    for (std::size_t k = 0; k < r.candidates.size(); ++k) {
-      // net_gradient in camera counts, as Picasso's (a filter written for its numbers cuts the same).
-      const auto loc = to_localization(r.fits[k], r.candidates[k].frame, r.origins[k].x0, r.origins[k].y0,
-                                       settings.camera, settings.fit, r.candidates[k].net_gradient);
-      if (accept(loc, settings.filter, settings.camera)) {
-        accepted.push_back(loc);
-      } else {
-        ++summary.rejected;
-      }
-    }
-    const std::int64_t duplicates = remove_duplicates(accepted, settings.duplicate_distance_px);
-    summary.rejected += duplicates;
-    for (const Localization& loc : accepted) precisions.add(loc.lpx * settings.camera.pixel_size_nm);
-    summary.localizations += static_cast<std::int64_t>(accepted.size());
-    writer.put(std::move(accepted));
     summary.frames += r.count;
+    writer.put(std::move(r));
+    if (profile) lap(t_put, t);
     progress.update(summary.frames);
   };
   FrameChunk c;
@@ -179,8 +209,10 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
     // A full dispatcher first gives back its oldest chunk: the one whose buffer next() hands back.
     if (dispatcher.in_flight() == dispatcher.capacity()) take_oldest();
     bool more = false;
+    auto t = Clock::now();
     try {
       more = source.next(c);
+      if (profile) lap(t_next, t);
     } catch (...) {
       // A read error comes after the chunks read before it, as with one engine.
       while (dispatcher.in_flight() > 0) take_oldest();
@@ -189,10 +221,21 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
     }
     if (!more) break;
     dispatcher.submit(ChunkPixels{c.pixels, c.type, c.first, c.count, width, height});
+    if (profile) lap(t_submit, t);
   }
   while (dispatcher.in_flight() > 0) take_oldest();
+  auto t_end = Clock::now();
   writer.finish();
+  if (profile) lap(t_sink, t_end);
+  summary.rejected = rejected;
+  summary.localizations = localizations;
   progress.finish();
+  if (profile)
+    std::fprintf(stderr,
+                 "pipeline profile: %.3f s in all; main thread: take %.3f, hand on %.3f, next chunk %.3f, "
+                 "submit %.3f, final wait %.3f s; converting and writing thread busy %.3f s\n",
+                 std::chrono::duration<double>(Clock::now() - start).count(), t_take, t_put, t_next, t_submit,
+                 t_sink, writer.busy_seconds());
 
   summary.median_precision_nm = precisions.median();
   summary.read_seconds = source.read_seconds();
