@@ -6,8 +6,8 @@
 #include <cstring>
 
 #include "common/cuda_check.hpp"
-#include "common/stage_profile.hpp"
 #include "common/owners.hpp"
+#include "common/stage_profile.hpp"
 #include "loc/detect_kernels.hpp"
 #include "nanoscopy/core/error.hpp"
 
@@ -160,7 +160,6 @@ std::int64_t DetectPlan::detect_device(const void* d_frames, PixelType type, std
     v.frames = nb;
     v.width = width;
     v.height = height;
-    stage_mark(stream, "detect: (before)");
     launch_frame_min(v, im.mins.get(), stream);
     stage_mark(stream, "detect: frame min");
     launch_dog(v, im.mins.get(), im.weights, im.norm.get(), im.rows1.get(), im.rows2.get(), im.filtered.get(), stream);
