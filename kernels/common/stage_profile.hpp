@@ -2,8 +2,9 @@
 // stage_mark(stream, name) records a CUDA event on the stream, and the GPU
 // time from the stream's previous mark to this one is summed under `name`;
 // the sums (ms, calls) go to stderr at exit (the events are kept until then:
-// a diagnostic run's few thousand). Without the variable a mark is one branch. For finding where a pipeline's GPU time goes on a machine
-// without Nsight (the GPU machine has none).
+// a diagnostic run's few thousand). Without the variable a mark is one
+// branch. For finding where a pipeline's GPU time goes on a machine without
+// Nsight (the GPU machine has none).
 #pragma once
 
 #include <cuda_runtime.h>
