@@ -1,7 +1,8 @@
 // remove_duplicates (loc/duplicates.hpp): of the localizations of one frame
 // closer than the distance, the most precise is kept, the others dropped, the
 // order of the kept ones unchanged; other frames and far neighbours untouched;
-// and the values of "Filter/duplicates" (fit2d end to end: test_fit2d_spline).
+// linear in a dense frame; and the values of "Filter/duplicates" (fit2d end to
+// end: test_fit2d_spline).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -67,4 +68,17 @@ TEST_CASE("Filter/duplicates: auto is 1 px for the spline model and off otherwis
   CHECK(duplicate_distance_px("0.5", false, "w") == 0.5);
   for (const char* bad : {"", "0", "-1", "1px", "nan", "inf", "x"})
     CHECK_THROWS_AS(duplicate_distance_px(bad, true, "--duplicates"), UsageError);
+}
+
+TEST_CASE("remove_duplicates: a dense frame of 200,000 localizations in linear time; non-finite positions kept") {
+  std::vector<Localization> locs;
+  for (int k = 0; k < 200000; ++k)  // pairs 0.5 px apart on a 2 px grid: every second one goes
+    locs.push_back(at(7, 2.0 * (k / 2 % 500) + 0.5 * (k % 2), 2.0 * (k / 1000), k % 2 ? 0.2 : 0.1));
+  locs.push_back(at(7, NAN, 1.0, 0.01));
+  CHECK(remove_duplicates(locs, 1.0) == 100000);
+  CHECK(locs.size() == 100001);
+  CHECK(std::isnan(locs.back().x));
+  std::size_t precise = 0;
+  for (std::size_t i = 0; i + 1 < locs.size(); ++i) precise += locs[i].lpx == 0.1;
+  CHECK(precise == 100000);  // of each pair the more precise
 }
