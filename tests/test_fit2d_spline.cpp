@@ -152,12 +152,21 @@ TEST_CASE("fit2d --calibration psf.h5: spline 3D fits, z and lpz without d_zcali
           3, "not a spline calibration");
 }
 
-TEST_CASE("fit2d --calibration: the width filter (Gaussian models) keeps every spline fit, near focus or far") {
+// A calibration and a movie of emitters far above focus (450-560 nm), where the spots are stretched.
+struct FarMovie {
   TempDir dir;
-  const SplinePsf psf = astigmatic_spline_psf(21, 61, 20.0, 100.0);
-  const std::string cal = (dir / "psf.h5").string(), movie = (dir / "far.tif").string();
-  write_spline_calibration(cal, psf, nullptr);
-  const auto truth = write_movie(movie, psf, 450, 560);
+  SplinePsf psf = astigmatic_spline_psf(21, 61, 20.0, 100.0);
+  std::string cal = (dir / "psf.h5").string(), movie = (dir / "far.tif").string();
+  std::vector<Emitter> truth;
+  FarMovie() {
+    write_spline_calibration(cal, psf, nullptr);
+    truth = write_movie(movie, psf, 450, 560);
+  }
+};
+
+TEST_CASE("fit2d --calibration: the width filter (Gaussian models) keeps every spline fit, near focus or far") {
+  const FarMovie far;
+  const auto& [dir, psf, cal, movie, truth] = far;
   // A width cut every one of these spots fails: the spline's sx, sy are its second moments (1.5-2.5 px here,
   // wider than 3 px far from focus on a real PSF), not fitted widths, so a cut on them would drop emitters by depth.
   const std::string prm = (dir / "narrow.prm").string();
@@ -183,11 +192,8 @@ TEST_CASE("fit2d --calibration: the width filter (Gaussian models) keeps every s
 }
 
 TEST_CASE("fit2d --calibration psf.h5: one localization per emitter and frame (--duplicates auto), off, and errors") {
-  TempDir dir;
-  const SplinePsf psf = astigmatic_spline_psf(21, 61, 20.0, 100.0);
-  const std::string cal = (dir / "psf.h5").string(), movie = (dir / "far.tif").string();
-  write_spline_calibration(cal, psf, nullptr);
-  const auto truth = write_movie(movie, psf, 450, 560);
+  const FarMovie far;
+  const auto& [dir, psf, cal, movie, truth] = far;
   // A low threshold puts two candidates on some of these stretched spots (and more on the noise around them).
   const auto fit = [&](const std::string& extra, const std::string& name) {
     const std::string out = (dir / name).string();
