@@ -1,11 +1,12 @@
 #include "common/stage_profile.hpp"
 
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include "nanoscopy/core/stage_profile_flag.hpp"
 
 namespace nanoscopy::cuda {
 namespace {
@@ -51,14 +52,6 @@ cudaEvent_t record(cudaStream_t stream) {
 }
 
 }  // namespace
-
-bool stage_profile_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("NANOSCOPY_STAGE_PROFILE");
-    return v && *v && std::string(v) != "0";
-  }();
-  return on;
-}
 
 void stage_begin(cudaStream_t stream) {
   if (!stage_profile_enabled()) return;

@@ -11,7 +11,6 @@
 
 namespace nanoscopy::cuda {
 
-bool stage_profile_enabled();
 // Starts the stream's timeline (no time is summed for this mark).
 void stage_begin(cudaStream_t stream);
 void stage_mark(cudaStream_t stream, const char* name);

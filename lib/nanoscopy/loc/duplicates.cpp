@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <unordered_map>
 
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/parse_number.hpp"
 
 namespace nanoscopy {
 
@@ -68,16 +70,9 @@ std::int64_t remove_duplicates(std::vector<Localization>& locs, double distance_
 double duplicate_distance_px(const std::string& value, bool spline, const std::string& where) {
   if (value == "auto") return spline ? 1.0 : 0.0;
   if (value == "off") return 0.0;
-  std::size_t used = 0;
-  double d = 0;
-  try {
-    d = std::stod(value, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != value.size() || !(d > 0) || !std::isfinite(d))
-    throw UsageError(where, "'" + value + "' is not auto, off or a distance in px > 0");
-  return d;
+  const std::optional<double> d = parse_finite_number(value);
+  if (!d || !(*d > 0)) throw UsageError(where, "'" + value + "' is not auto, off or a distance in px > 0");
+  return *d;
 }
 
 }  // namespace nanoscopy

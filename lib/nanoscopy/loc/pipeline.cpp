@@ -5,21 +5,21 @@
 #include <cmath>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <exception>
 #include <functional>
 #include <mutex>
 #include <stdexcept>
-#include <cstdio>
-#include <cstdlib>
 #include <thread>
 #include <vector>
 
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/progress.hpp"
+#include "nanoscopy/core/stage_profile_flag.hpp"
 #include "nanoscopy/io/frame_source.hpp"
-#include "nanoscopy/loc/localize_dispatch.hpp"
 #include "nanoscopy/loc/duplicates.hpp"
+#include "nanoscopy/loc/localize_dispatch.hpp"
 #include "nanoscopy/loc/localize_engine.hpp"
 
 namespace nanoscopy {
@@ -38,7 +38,7 @@ class SinkThread {
  public:
   using Handler = std::function<void(LocalizedChunk&)>;
   SinkThread(Handler handle, std::size_t depth)
-      : sink_(std::move(handle)), depth_(depth), thread_([this] { run(); }) {}
+      : handle_(std::move(handle)), depth_(depth), thread_([this] { run(); }) {}
   ~SinkThread() {
     {
       std::lock_guard lock(mutex_);
@@ -50,11 +50,11 @@ class SinkThread {
   SinkThread(const SinkThread&) = delete;
   SinkThread& operator=(const SinkThread&) = delete;
 
-  void put(LocalizedChunk locs) {
+  void put(LocalizedChunk chunk) {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return queue_.size() < depth_ || error_; });
     if (error_) std::rethrow_exception(error_);
-    queue_.push_back(std::move(locs));
+    queue_.push_back(std::move(chunk));
     changed_.notify_all();
   }
 
@@ -76,14 +76,14 @@ class SinkThread {
     for (;;) {
       changed_.wait(lock, [&] { return stop_ || !queue_.empty(); });
       if (stop_) return;  // finish() emptied the queue, or an error unwinds: the rest is dropped
-      LocalizedChunk locs = std::move(queue_.front());
+      LocalizedChunk chunk = std::move(queue_.front());
       queue_.pop_front();
       busy_ = true;
       lock.unlock();
       std::exception_ptr error;
       const auto t0 = std::chrono::steady_clock::now();
       try {
-        sink_(locs);
+        handle_(chunk);
       } catch (...) {
         error = std::current_exception();
       }
@@ -96,13 +96,13 @@ class SinkThread {
     }
   }
 
-  Handler sink_;
+  Handler handle_;
   std::size_t depth_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<LocalizedChunk> queue_;
   bool busy_ = false, stop_ = false;
-  double busy_seconds_ = 0;  // in the sink (the stage profile reads it after finish())
+  double busy_seconds_ = 0;  // in handle_ (the stage profile reads it after finish())
   std::exception_ptr error_;
   std::thread thread_;  // last: started once the members above exist
 };
@@ -184,8 +184,7 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
       },
       2);
   // NANOSCOPY_STAGE_PROFILE=1: where the main thread's time goes (stderr at the end), beside the GPU stages.
-  const char* profile_env = std::getenv("NANOSCOPY_STAGE_PROFILE");
-  const bool profile = profile_env && *profile_env && std::string(profile_env) != "0";
+  const bool profile = stage_profile_enabled();
   double t_take = 0, t_put = 0, t_next = 0, t_submit = 0, t_sink = 0;
   const auto lap = [&](double& into, Clock::time_point& since) {
     const auto now = Clock::now();

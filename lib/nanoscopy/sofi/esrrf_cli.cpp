@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -14,6 +15,7 @@
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/clip_text.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/parse_number.hpp"
 #include "nanoscopy/core/run_files.hpp"
 #include "nanoscopy/core/sibling_path.hpp"
 #include "nanoscopy/frc/frc.hpp"
@@ -40,17 +42,11 @@ const char* temporal_name(Temporal t) {
 }
 
 double parse_number(const std::string& text, const std::string& where, const std::string& whole) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || !std::isfinite(v))
+  const std::optional<double> v = parse_finite_number(text);
+  if (!v)
     throw UsageError(where, "expected KEY=A:B[:STEP] or KEY=V for radius and sensitivity, such as "
                             "radius=1:2:0.25,sensitivity=1:4 (got '" + clip_text(whole) + "')");
-  return v;
+  return *v;
 }
 
 std::string fmt(double v, int digits = 4) {
