@@ -158,9 +158,10 @@ void run_spline3d_bench(const Spline3dBenchOptions& o, std::ostream& out) {
       << ")\n";
   // 3. The movie.
   for (const char* f : {"movie.tif", "movie.yaml", "movie_truth.csv", "movie_emitters.csv"}) fs::remove(path(f));
+  const std::string edge = std::to_string(o.spacing * (o.grid + 1));  // the square frame's edge, px
   if (run_logged(quote(bench) + " --quiet --seed " + std::to_string(o.seed + 1) + " simulate movie" + optics +
                      " --structure grid --emitters " + std::to_string(o.grid * o.grid) + " --width " +
-                     std::to_string(o.spacing * (o.grid + 1)) + " --height " + std::to_string(o.spacing * (o.grid + 1)) +
+                     edge + " --height " + edge +
                      " --on-fraction 1 --z-even --frames " + std::to_string(o.frames) + " --photons " + num(o.photons) +
                      " --z-min " + num(-o.z_range_nm) + " --z-max " + num(o.z_range_nm) + " -o " + quote(path("movie.tif")),
                  path("simulate_movie.log"), last) != 0)
