@@ -193,7 +193,11 @@ TEST_CASE("fit2d --calibration: the width filter (Gaussian models) keeps every s
 
 TEST_CASE("fit2d --calibration psf.h5: one localization per emitter and frame (--duplicates auto), off, and errors") {
   const FarMovie far;
-  const auto& [dir, psf, cal, movie, truth] = far;
+  // Plain references: a lambda may not capture structured bindings before C++20 P1091 (clang 14 rejects it).
+  const auto& dir = far.dir;
+  const std::string& cal = far.cal;
+  const std::string& movie = far.movie;
+  const auto& truth = far.truth;
   // A low threshold puts two candidates on some of these stretched spots (and more on the noise around them).
   const auto fit = [&](const std::string& extra, const std::string& name) {
     const std::string out = (dir / name).string();
