@@ -197,6 +197,7 @@ int main(int argc, char** argv) {
   app.bind("--z-range", "Fit/z range");
   app.bind("--z-factor", "Fit/z factor");
   app.bind("--max-iterations", "Fit/max iterations");
+  app.bind("--recenter", "Fit/recenter");
   app.bind("--duplicates", "Filter/duplicates");
   app.set_footer(
       "Examples:\n"

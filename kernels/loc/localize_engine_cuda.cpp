@@ -16,6 +16,7 @@
 #include "fit/engine_cuda.hpp"
 #include "loc/camera_maps_kernels.hpp"
 #include "loc/detect_engine_cuda.hpp"
+#include "loc/recenter_kernels.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/fault_injection.hpp"
 #include "nanoscopy/loc/detect/detect.hpp"
@@ -54,10 +55,23 @@ struct LocalizePlan::Impl {
   LocalizeSettings settings;
   DeviceBuffer<float> d_offset, d_gain, d_variance;
   DeviceBuffer<float> d_photons, d_shifts;
+  // Re-centring (nanoscopy/loc/recenter.hpp): the fits given a second box, that
+  // box's origin, pixels and fit, on the device and back on the host.
+  float recenter_px = 0;
+  DeviceBuffer<std::int32_t> d_moved;
+  DeviceBuffer<RoiOrigin> d_moved_origins;
+  DeviceBuffer<unsigned long long> d_moved_count;
+  DeviceBuffer<unsigned char> d_moved_rois;
+  DeviceBuffer<FitResult> d_refits;
+  PinnedBuffer<unsigned long long> h_moved_count;
+  PinnedBuffer<std::int32_t> h_moved;
+  PinnedBuffer<RoiOrigin> h_moved_origins;
+  PinnedBuffer<FitResult> h_refits;
 
   Impl(int gpu, const LocalizeSettings& s)
       : device(gpu), box(s.detect.box), detect(gpu, s.detect, s.regions), fit(gpu, s.fit_in_photons()),
-        staged{Event(cudaEventDisableTiming), Event(cudaEventDisableTiming)}, settings(s) {
+        staged{Event(cudaEventDisableTiming), Event(cudaEventDisableTiming)}, settings(s),
+        recenter_px(static_cast<float>(s.recenter_px)) {
     if (s.camera_maps) {
       d_offset = to_device(s.camera_maps->offset);
       d_gain = to_device(s.camera_maps->gain);
@@ -65,19 +79,72 @@ struct LocalizePlan::Impl {
     }
   }
 
-  // The fits of `count` ROIs; with maps, each ROI in photons with its shifts first.
-  void fit_rois(std::int64_t count, cudaStream_t s) {
+  // The fits (`out`) of `count` ROIs of `type` whose top-left pixels lie at `origins`;
+  // with maps, each ROI in photons with its shifts first.
+  void fit_rois(const void* rois, PixelType type, const RoiOrigin* origins, std::int64_t count, FitResult* out,
+                cudaStream_t s) {
     if (!settings.camera_maps) {
-      fit.fit_device(detect.rois(), detect.roi_type(), count, box, box, nullptr, d_fits.get(), s);
+      fit.fit_device(rois, type, count, box, box, nullptr, out, s);
       return;
     }
     const auto values = static_cast<std::size_t>(count) * static_cast<std::size_t>(box) * static_cast<std::size_t>(box);
     grow(d_photons, values);
     grow(d_shifts, values);
     const DeviceMaps maps{d_offset.get(), d_gain.get(), d_variance.get(), static_cast<int>(settings.camera_maps->width)};
-    launch_rois_to_photons(detect.rois(), detect.roi_type() == PixelType::u16, detect.origins(), count, box, maps,
-                           d_photons.get(), d_shifts.get(), s);
-    fit.fit_device(d_photons.get(), PixelType::f32, count, box, box, nullptr, d_fits.get(), s, d_shifts.get());
+    launch_rois_to_photons(rois, type == PixelType::u16, origins, count, box, maps, d_photons.get(), d_shifts.get(),
+                           s);
+    fit.fit_device(d_photons.get(), PixelType::f32, count, box, box, nullptr, out, s, d_shifts.get());
+  }
+
+  // The fits far from their box's centre fitted again in boxes around their centres: their
+  // count (synchronises the stream), with the second fits, their indices and origins queued
+  // for the host (h_refits, h_moved, h_moved_origins) on `s`.
+  std::int64_t refit_moved(const ChunkPixels& c, std::int64_t count, cudaStream_t s) {
+    const auto n = static_cast<std::size_t>(count);
+    grow(d_moved, n);
+    grow(d_moved_origins, n);
+    grow(d_moved_count, 1);
+    grow(h_moved_count, 1);
+    NANOSCOPY_CUDA_CHECK(cudaMemsetAsync(d_moved_count.get(), 0, sizeof(unsigned long long), s));
+    launch_recenter_select(d_fits.get(), detect.origins(), count, box, static_cast<int>(c.width),
+                           static_cast<int>(c.height), recenter_px, d_moved.get(), d_moved_origins.get(),
+                           d_moved_count.get(), s);
+    NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(h_moved_count.get(), d_moved_count.get(), sizeof(unsigned long long),
+                                         cudaMemcpyDeviceToHost, s));
+    stream.synchronize();
+    const auto moved = static_cast<std::int64_t>(*h_moved_count.get());
+    if (moved == 0) return 0;
+    const auto m = static_cast<std::size_t>(moved);
+    grow(d_moved_rois, m * static_cast<std::size_t>(box * box) * bytes_per_pixel(c.type));
+    grow(d_refits, m);
+    launch_recenter_cut(d_frames.get(), c.type == PixelType::u16, c.first_frame, static_cast<int>(c.width),
+                        static_cast<int>(c.height), detect.candidates(), d_moved.get(), d_moved_origins.get(), moved,
+                        box, d_moved_rois.get(), s);
+    fit_rois(d_moved_rois.get(), c.type, d_moved_origins.get(), moved, d_refits.get(), s);
+    grow(h_moved, m);
+    grow(h_moved_origins, m);
+    grow(h_refits, m);
+    NANOSCOPY_CUDA_CHECK(
+        cudaMemcpyAsync(h_moved.get(), d_moved.get(), m * sizeof(std::int32_t), cudaMemcpyDeviceToHost, s));
+    NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(h_moved_origins.get(), d_moved_origins.get(), m * sizeof(RoiOrigin),
+                                         cudaMemcpyDeviceToHost, s));
+    NANOSCOPY_CUDA_CHECK(
+        cudaMemcpyAsync(h_refits.get(), d_refits.get(), m * sizeof(FitResult), cudaMemcpyDeviceToHost, s));
+    return moved;
+  }
+
+  // The converged second fits in place of the first ones (after the stream's downloads).
+  void put_back_refits(std::int64_t moved) {
+    for (std::int64_t j = 0; j < moved; ++j) {
+      const FitResult& r = h_refits.get()[j];
+      if (!converged(r.status)) continue;
+      const auto k = static_cast<std::size_t>(h_moved.get()[j]);
+      const RoiOrigin o = h_moved_origins.get()[j];
+      h_fits.get()[k] = r;
+      h_origins.get()[k] = o;
+      h_candidates.get()[k].x = o.x0 + box / 2;  // as the CPU engine: the new box's centre pixel
+      h_candidates.get()[k].y = o.y0 + box / 2;
+    }
   }
 
   void upload(const unsigned char* src, std::size_t bytes) {
@@ -147,8 +214,10 @@ std::int64_t LocalizePlan::localize(const ChunkPixels& c, std::vector<Candidate>
     if (found == 0) return detected;
     const auto n = static_cast<std::size_t>(found);
     grow(im.d_fits, n);
-    im.fit_rois(found, s);
+    im.fit_rois(im.detect.rois(), im.detect.roi_type(), im.detect.origins(), found, im.d_fits.get(), s);
     stage_mark(s, "fit");
+    const std::int64_t moved = im.recenter_px > 0 ? im.refit_moved(c, found, s) : 0;
+    if (im.recenter_px > 0) stage_mark(s, "re-centred fits");
     grow(im.h_candidates, n);
     grow(im.h_origins, n);
     grow(im.h_fits, n);
@@ -160,6 +229,7 @@ std::int64_t LocalizePlan::localize(const ChunkPixels& c, std::vector<Candidate>
         cudaMemcpyAsync(im.h_fits.get(), im.d_fits.get(), n * sizeof(FitResult), cudaMemcpyDeviceToHost, s));
     stage_mark(s, "download");
     im.stream.synchronize();
+    im.put_back_refits(moved);
     stage_host("localize() to results", std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count());
     im.settings.to_camera_units(im.h_fits.get(), n);
     candidates.assign(im.h_candidates.get(), im.h_candidates.get() + n);

@@ -212,7 +212,7 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
     // The engines, as many per GPU as fit2d's pipeline uses (or --engines-per-gpu), for the localizer alone and the
     // pipeline.
     const auto make_engines = [&] {
-      return make_localize_engines(dev.device, LocalizeSettings{settings.detect, settings.fit, settings.regions, {}},
+      return make_localize_engines(dev.device, LocalizeSettings{settings.detect, settings.fit, settings.regions, {}, settings.recenter_px},
                                    engines_per_gpu);
     };
     if (mem_frames > 0) {

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "nanoscopy/core/error.hpp"
+
 namespace nanoscopy {
 
 // The number `text` spells from its first character to its last; nothing for
@@ -21,6 +23,16 @@ inline std::optional<double> parse_finite_number(const std::string& text) {
   }
   if (used != text.size() || !std::isfinite(v)) return std::nullopt;
   return v;
+}
+
+// An option that is "auto", "off" or a distance in px > 0 (Filter/duplicates,
+// Fit/recenter): auto_px for "auto", 0 for "off". UsageError naming `where` otherwise.
+inline double distance_option_px(const std::string& value, double auto_px, const std::string& where) {
+  if (value == "auto") return auto_px;
+  if (value == "off") return 0.0;
+  const std::optional<double> d = parse_finite_number(value);
+  if (!d || !(*d > 0)) throw UsageError(where, "'" + value + "' is not auto, off or a distance in px > 0");
+  return *d;
 }
 
 }  // namespace nanoscopy

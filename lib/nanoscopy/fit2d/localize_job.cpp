@@ -57,7 +57,7 @@ Fit2dResult Fit2dLocalizeJob::process() {
   const auto t0 = std::chrono::steady_clock::now();
   // One or two engines per GPU of --device cuda:all: the pipeline shares the chunks out, the output is the same.
   const auto engines = make_localize_engines(
-      job_.device, LocalizeSettings{settings.detect, settings.fit, settings.regions, settings.camera_maps},
+      job_.device, LocalizeSettings{settings.detect, settings.fit, settings.regions, settings.camera_maps, settings.recenter_px},
       localize_engines_per_gpu(settings));
   std::vector<LocalizeEngine*> localizers;
   for (const auto& e : engines) localizers.push_back(e.get());

@@ -20,6 +20,7 @@
 #include "nanoscopy/io/spline_calibration_formats.hpp"
 #include "nanoscopy/loc/detect/detect.hpp"
 #include "nanoscopy/loc/duplicates.hpp"
+#include "nanoscopy/loc/recenter.hpp"
 #include "nanoscopy/loc/formats/picasso_localize_keys.hpp"
 
 namespace nanoscopy {
@@ -271,6 +272,8 @@ Fit2dSetup fit2d_setup(const Params& p, const StackInfo& info, const std::string
     settings.filter.min_sigma = 0;
     settings.filter.max_sigma = std::numeric_limits<double>::infinity();
   }
+  settings.recenter_px = recenter_distance_px(p.get_string("Fit/recenter"), settings.fit.model == ShapeModel::spline,
+                                             p.source("Fit/recenter").describe());
   settings.duplicate_distance_px = duplicate_distance_px(
       p.get_string("Filter/duplicates"), settings.fit.model == ShapeModel::spline, p.source("Filter/duplicates").describe());
   settings.chunk_frames = p.get_int("Input/chunk frames");

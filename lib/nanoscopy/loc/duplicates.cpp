@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 #include <unordered_map>
 
 #include "nanoscopy/core/error.hpp"
@@ -68,11 +67,7 @@ std::int64_t remove_duplicates(std::vector<Localization>& locs, double distance_
 }
 
 double duplicate_distance_px(const std::string& value, bool spline, const std::string& where) {
-  if (value == "auto") return spline ? 1.0 : 0.0;
-  if (value == "off") return 0.0;
-  const std::optional<double> d = parse_finite_number(value);
-  if (!d || !(*d > 0)) throw UsageError(where, "'" + value + "' is not auto, off or a distance in px > 0");
-  return *d;
+  return distance_option_px(value, spline ? 1.0 : 0.0, where);
 }
 
 }  // namespace nanoscopy

@@ -61,6 +61,9 @@ struct LocalizeSettings {
   FitSettings fit;
   std::vector<Region> regions;
   std::shared_ptr<const CameraMaps> camera_maps;
+  // A fit whose centre is more than this (px) from its box's centre is fitted again in a box
+  // around it (loc/recenter.hpp); 0: never.
+  double recenter_px = 0;
 
   // The fit's settings: with maps the data are photons already (offset 0, 1 photon per value).
   FitSettings fit_in_photons() const {

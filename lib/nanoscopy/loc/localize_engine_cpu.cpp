@@ -1,14 +1,17 @@
 // The CPU localize engine: the CPU detect engine, the regions filter, cut_rois
-// and the CPU fitter, one after the other on the host.
+// and the CPU fitter, one after the other on the host, then the boxes moved onto
+// their fits' centres fitted again (recenter.hpp).
 #include "nanoscopy/loc/localize_engine.hpp"
 
 #include <algorithm>
 #include <span>
+#include <type_traits>
 
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/fit/engine.hpp"
 #include "nanoscopy/loc/detect/detect.hpp"
 #include "nanoscopy/loc/detect/engine.hpp"
+#include "nanoscopy/loc/recenter.hpp"
 
 namespace nanoscopy {
 namespace {
@@ -17,6 +20,7 @@ class CpuLocalizeEngine final : public LocalizeEngine {
  public:
   CpuLocalizeEngine(const LocalizeSettings& settings, int threads)
       : box_(settings.detect.box),
+        recenter_px_(static_cast<float>(settings.recenter_px)),
         regions_(settings.regions),
         detector_(make_cpu_detect_engine(settings.detect, threads)),
         maps_(settings.camera_maps),
@@ -45,24 +49,10 @@ class CpuLocalizeEngine final : public LocalizeEngine {
     const auto detected = static_cast<std::int64_t>(candidates.size());
     // Before cutting and fitting: a candidate outside the regions costs no fit.
     std::erase_if(candidates, [&](const Candidate& k) { return !in_regions(regions_, k.x, k.y); });
-    fits.resize(candidates.size());
-    const auto count = static_cast<std::int64_t>(candidates.size());
-    if (c.type == PixelType::u16) {
-      auto rois = cut_rois<std::uint16_t>(static_cast<const std::uint16_t*>(c.pixels), c.first_frame, c.count,
-                                          c.width, c.height, candidates, box_);
-      if (maps_)
-        fit_with_maps(rois.pixels.data(), rois.origins, fits);
-      else
-        fitter_->fit(RoiBatch{rois.pixels.data(), PixelType::u16, count, box_, box_, nullptr}, fits);
-      origins = std::move(rois.origins);
-    } else {
-      auto rois = cut_rois<float>(frames, c.first_frame, c.count, c.width, c.height, candidates, box_);
-      if (maps_)
-        fit_with_maps(rois.pixels.data(), rois.origins, fits);
-      else
-        fitter_->fit(RoiBatch{rois.pixels.data(), PixelType::f32, count, box_, box_, nullptr}, fits);
-      origins = std::move(rois.origins);
-    }
+    if (c.type == PixelType::u16)
+      cut_and_fit(static_cast<const std::uint16_t*>(c.pixels), c, candidates, origins, fits);
+    else
+      cut_and_fit(frames, c, candidates, origins, fits);
     return detected;
   }
 
@@ -71,7 +61,60 @@ class CpuLocalizeEngine final : public LocalizeEngine {
   std::string name() const override { return fitter_->name(); }
 
  private:
+  // The ROIs of `candidates` cut from the chunk and fitted; then the fits far
+  // from their box's centre fitted again in a box around that centre (recenter.hpp).
+  template <typename Pixel>
+  void cut_and_fit(const Pixel* pixels, const ChunkPixels& c, std::vector<Candidate>& candidates,
+                   std::vector<RoiOrigin>& origins, std::vector<FitResult>& fits) {
+    fit_boxes(pixels, c, candidates, origins, fits);
+    std::vector<Candidate> moved;
+    std::vector<std::size_t> which;
+    for (std::size_t k = 0; k < fits.size(); ++k) {
+      RoiOrigin o;
+      if (!recentred_origin(fits[k], origins[k], box_, static_cast<int>(c.width), static_cast<int>(c.height),
+                            recenter_px_, o))
+        continue;
+      Candidate m = candidates[k];
+      m.x = o.x0 + box_ / 2;  // the box around this pixel is at o (o lies inside the frame)
+      m.y = o.y0 + box_ / 2;
+      moved.push_back(m);
+      which.push_back(k);
+    }
+    if (moved.empty()) return;
+    std::vector<RoiOrigin> moved_origins;
+    std::vector<FitResult> refits;
+    fit_boxes(pixels, c, moved, moved_origins, refits);
+    for (std::size_t j = 0; j < moved.size(); ++j) {
+      if (!converged(refits[j].status)) continue;
+      const std::size_t k = which[j];
+      candidates[k].x = moved[j].x;
+      candidates[k].y = moved[j].y;
+      origins[k] = moved_origins[j];
+      fits[k] = refits[j];
+    }
+  }
+
+  template <typename Pixel>
+  void fit_boxes(const Pixel* pixels, const ChunkPixels& c, const std::vector<Candidate>& candidates,
+                 std::vector<RoiOrigin>& origins, std::vector<FitResult>& fits) {
+    fits.resize(candidates.size());
+    auto rois = cut_rois<Pixel>(pixels, c.first_frame, c.count, c.width, c.height, candidates, box_);
+    if (maps_)
+      fit_with_maps(rois.pixels.data(), rois.origins, fits);
+    else
+      fitter_->fit(RoiBatch{rois.pixels.data(), pixel_type_of<Pixel>(), static_cast<std::int64_t>(candidates.size()),
+                            box_, box_, nullptr},
+                   fits);
+    origins = std::move(rois.origins);
+  }
+
+  template <typename Pixel>
+  static constexpr PixelType pixel_type_of() {
+    return std::is_same_v<Pixel, std::uint16_t> ? PixelType::u16 : PixelType::f32;
+  }
+
   int box_;
+  float recenter_px_;
   std::vector<Region> regions_;
   // Each ROI in photons with its variance shift from the maps, fitted, and α, β
   // back in the camera's units (what to_localization converts to photons).

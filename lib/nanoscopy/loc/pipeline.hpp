@@ -26,6 +26,7 @@ struct PipelineSettings {
   FitSettings fit;
   Camera camera;
   LocFilter filter;
+  double recenter_px = 0;            // LocalizeSettings::recenter_px (loc/recenter.hpp); 0: off
   double duplicate_distance_px = 0;  // remove_duplicates (loc/duplicates.hpp) after the filter; 0: off
   std::vector<Region> regions;  // only spots detected inside these (empty: everywhere)
   std::shared_ptr<const CameraMaps> camera_maps;  // sCMOS maps for wlsq/mle (LocalizeSettings), or null

@@ -57,6 +57,10 @@ const Schema& fit2d_schema() {
     s.string("Fit/z range", "",
              "3D: the depths a fit may take, 'min:max' in nm (e.g. -400:400); it must lie inside the calibrated "
              "range; empty: the calibration's whole range");
+    s.string("Fit/recenter", "auto",
+             "a spot's box is placed on the detector's maximum, which far from focus need not be the emitter's "
+             "centre: a fit whose centre lies more than this distance (px) from its box's centre is fitted again in "
+             "a box around that centre; auto: 1 px for the spline model, off for the others; off; or a distance");
     s.choice("Fit/precision", "auto", {"auto", "float", "double"},
              "arithmetic of the fit: auto = double on the CPU, float on a GPU (the same accuracy; GeForce and "
              "Quadro cards run FP64 at 1/32 to 1/64 speed)");
