@@ -111,6 +111,8 @@ void add_spline3d_options(CLI::App& cmd, Spline3dBenchOptions& o) {
   cmd.add_option("--background", o.background, "background photons per pixel")->default_val(o.background)
       ->check(CLI::NonNegativeNumber);
   cmd.add_option("--box", o.box, "fit2d's box for the movie (odd)")->default_val(o.box)->check(CLI::Range(7, 31));
+  cmd.add_option("--recenter", o.recenter, "fit2d's --recenter for the spline fits (auto, off or px)")
+      ->default_val(o.recenter);
 }
 
 void run_spline3d_bench(const Spline3dBenchOptions& o, std::ostream& out) {
@@ -208,7 +210,9 @@ void run_spline3d_bench(const Spline3dBenchOptions& o, std::ostream& out) {
         (model == std::string("astigmatic") ? astig_cal : spline_cal) != 0
             ? -1
             : run_logged(quote(fit2d) + " " + quote(path("movie.tif")) + " --calibration " + quote(path(calibration)) +
-                             " --box " + std::to_string(o.box) + " --device " + quote(o.device) + " -o " + quote(locs),
+                             " --box " + std::to_string(o.box) + " --device " + quote(o.device) +
+                             (model == std::string("spline") ? " --recenter " + quote(o.recenter) : std::string()) +
+                             " -o " + quote(locs),
                          path((std::string("fit_") + model + ".log").c_str()), last);
     out << "\n" << model << " (fit2d --calibration " << calibration << "): ";
     if (status != 0) {

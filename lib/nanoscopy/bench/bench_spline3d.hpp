@@ -8,7 +8,8 @@
 //     psf.h5` and `fit2d calibrate --model astigmatic -o astig.json`.
 //  3. A movie of emitters on a grid (one per --spacing px cell, all on, --frames frames), each at a
 //     z uniform in ±--z-range nm, --photons photons over --background photons/px.
-//  4. `fit2d movie.tif --calibration astig.json` and `--calibration psf.h5`, then each
+//  4. `fit2d movie.tif --calibration astig.json` and `--calibration psf.h5` (with
+//     --recenter: its boxes moved onto the fits far from focus, loc/recenter.hpp), then each
 //     localization matched to the truth of its frame (nearest within 250 nm).
 //  5. Per 100 nm of true z: matches, x, y, z RMS (about the model's mean offset: a
 //     calibration's x/y origin is a convention), z bias, the Cramér–Rao bound of the TRUE
@@ -41,6 +42,7 @@ struct Spline3dBenchOptions {
   int spacing = 24;
   double photons = 2000, background = 20;
   int box = 13;                // fit2d's box for the movie
+  std::string recenter = "auto";  // fit2d's --recenter for the spline fits
   std::uint64_t seed = 1;
 };
 
