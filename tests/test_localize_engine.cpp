@@ -182,20 +182,13 @@ TEST_CASE("CPU localize engine, spline model: fits far from their box's centre f
   const nanoscopy::test::SplineMovie mv = nanoscopy::test::spline_movie(psf, 40, 450, 560);
   const ChunkPixels chunk{mv.pixels.data(), PixelType::u16, 0, mv.frames, nanoscopy::test::SplineMovie::kWidth,
                           nanoscopy::test::SplineMovie::kWidth};
-  DetectSettings ds;
-  ds.box = 13;
-  FitSettings fs;
-  fs.model = ShapeModel::spline;
-  fs.spline = std::make_shared<const SplinePsf>(psf);
-  fs.estimator = Estimator::mle;
-  fs.photon_offset = 100;
   struct Run {
     Output out;
     int off_centre = 0, converged = 0;
     double sq_error = 0;  // of the converged fits, px²
   };
   const auto run = [&](double recenter_px) {
-    auto engine = make_cpu_localize_engine(LocalizeSettings{ds, fs, {}, {}, recenter_px}, 2);
+    auto engine = make_cpu_localize_engine(nanoscopy::test::spline_movie_settings(psf, recenter_px), 2);
     Run r;
     r.out.detected = engine->localize(chunk, r.out.candidates, r.out.origins, r.out.fits);
     for (std::size_t k = 0; k < r.out.fits.size(); ++k) {

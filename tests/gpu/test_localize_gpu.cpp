@@ -278,14 +278,7 @@ TEST_CASE("CUDA LocalizeEngine, spline model with re-centring: the CPU one's box
   const SplinePsf psf = nanoscopy::test::drifting_spline_psf();
   const nanoscopy::test::SplineMovie mv = nanoscopy::test::spline_movie(psf, 40, 0, 560);
   const int w = nanoscopy::test::SplineMovie::kWidth;
-  DetectSettings ds;
-  ds.box = 13;
-  FitSettings fs;
-  fs.model = ShapeModel::spline;
-  fs.spline = std::make_shared<const SplinePsf>(psf);
-  fs.estimator = Estimator::mle;
-  fs.photon_offset = 100;
-  const LocalizeSettings settings{ds, fs, {}, {}, 1.0};
+  const LocalizeSettings settings = nanoscopy::test::spline_movie_settings(psf, 1.0);
   auto cpu = make_localize_engine(cpu_device(), settings);
   auto gpu = make_localize_engine(gpu_device(), settings);
   std::int64_t fits = 0, moved = 0, same_box = 0, both = 0, close = 0;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <utility>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "nanoscopy/core/spline_psf.hpp"
 #include "nanoscopy/core/spline_psf_build.hpp"
 #include "nanoscopy/fit/models/spline3d.hpp"
+#include "nanoscopy/loc/localize_engine.hpp"
 
 namespace nanoscopy::test {
 
@@ -75,6 +77,19 @@ inline SplinePsf drifting_spline_psf() {
       }
   }
   return spline_from_volume(volume, size, size, slices, 1.0, step, centre, centre, focus, 100.0);
+}
+
+// Localize settings for a spline_movie: 13 px boxes, the spline model (mle) with `psf`, the
+// movie's baseline of 100, and re-centring beyond `recenter_px` (0: off).
+inline LocalizeSettings spline_movie_settings(const SplinePsf& psf, double recenter_px) {
+  DetectSettings ds;
+  ds.box = 13;
+  FitSettings fs;
+  fs.model = ShapeModel::spline;
+  fs.spline = std::make_shared<const SplinePsf>(psf);
+  fs.estimator = Estimator::mle;
+  fs.photon_offset = 100;
+  return LocalizeSettings{ds, fs, {}, {}, recenter_px};
 }
 
 }  // namespace nanoscopy::test
