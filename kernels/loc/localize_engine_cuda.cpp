@@ -20,6 +20,7 @@
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/fault_injection.hpp"
 #include "nanoscopy/loc/detect/detect.hpp"
+#include "nanoscopy/loc/recenter.hpp"
 
 namespace nanoscopy::cuda {
 namespace {
@@ -142,8 +143,7 @@ struct LocalizePlan::Impl {
       const RoiOrigin o = h_moved_origins.get()[j];
       h_fits.get()[k] = r;
       h_origins.get()[k] = o;
-      h_candidates.get()[k].x = o.x0 + box / 2;  // as the CPU engine: the new box's centre pixel
-      h_candidates.get()[k].y = o.y0 + box / 2;
+      h_candidates.get()[k] = recentred_candidate(h_candidates.get()[k], o, box);
     }
   }
 

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <span>
-#include <type_traits>
 
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/fit/engine.hpp"
@@ -74,10 +73,7 @@ class CpuLocalizeEngine final : public LocalizeEngine {
       if (!recentred_origin(fits[k], origins[k], box_, static_cast<int>(c.width), static_cast<int>(c.height),
                             recenter_px_, o))
         continue;
-      Candidate m = candidates[k];
-      m.x = o.x0 + box_ / 2;  // the box around this pixel is at o (o lies inside the frame)
-      m.y = o.y0 + box_ / 2;
-      moved.push_back(m);
+      moved.push_back(recentred_candidate(candidates[k], o, box_));
       which.push_back(k);
     }
     if (moved.empty()) return;
@@ -87,8 +83,7 @@ class CpuLocalizeEngine final : public LocalizeEngine {
     for (std::size_t j = 0; j < moved.size(); ++j) {
       if (!converged(refits[j].status)) continue;
       const std::size_t k = which[j];
-      candidates[k].x = moved[j].x;
-      candidates[k].y = moved[j].y;
+      candidates[k] = moved[j];
       origins[k] = moved_origins[j];
       fits[k] = refits[j];
     }
@@ -102,15 +97,9 @@ class CpuLocalizeEngine final : public LocalizeEngine {
     if (maps_)
       fit_with_maps(rois.pixels.data(), rois.origins, fits);
     else
-      fitter_->fit(RoiBatch{rois.pixels.data(), pixel_type_of<Pixel>(), static_cast<std::int64_t>(candidates.size()),
-                            box_, box_, nullptr},
+      fitter_->fit(RoiBatch{rois.pixels.data(), c.type, static_cast<std::int64_t>(candidates.size()), box_, box_, nullptr},
                    fits);
     origins = std::move(rois.origins);
-  }
-
-  template <typename Pixel>
-  static constexpr PixelType pixel_type_of() {
-    return std::is_same_v<Pixel, std::uint16_t> ? PixelType::u16 : PixelType::f32;
   }
 
   int box_;

@@ -30,9 +30,7 @@ namespace nanoscopy {
 // box differs from this one: `moved` is then its origin. distance <= 0: never.
 NANOSCOPY_HD bool recentred_origin(const FitResult& fit, RoiOrigin origin, int box, int width, int height,
                                    float distance, RoiOrigin& moved) {
-  const bool done = fit.status == FitStatus::converged_max_error || fit.status == FitStatus::converged_min_delta ||
-                    fit.status == FitStatus::converged_min_step;
-  if (!(distance > 0.0f) || !done) return false;
+  if (!(distance > 0.0f) || !converged(fit.status)) return false;
   const float centre = static_cast<float>(box / 2);
   const float dx = fit.x - centre, dy = fit.y - centre;
   // Finite and inside the box (a converged fit's centre is): the casts below stay in range.
@@ -41,6 +39,14 @@ NANOSCOPY_HD bool recentred_origin(const FitResult& fit, RoiOrigin origin, int b
   const int x = origin.x0 + static_cast<int>(lroundf(fit.x)), y = origin.y0 + static_cast<int>(lroundf(fit.y));
   moved = detect_detail::roi_origin(x, y, box, width, height);
   return moved.x0 != origin.x0 || moved.y0 != origin.y0;
+}
+
+// The candidate of a box moved to `moved`: the box's centre pixel, as a detected
+// candidate is (`moved` lies inside the frame, so the box around it is at `moved`).
+NANOSCOPY_HD Candidate recentred_candidate(Candidate c, RoiOrigin moved, int box) {
+  c.x = moved.x0 + box / 2;
+  c.y = moved.y0 + box / 2;
+  return c;
 }
 
 // "Fit/recenter": "auto" (1 px for the spline model, off for the Gaussian
