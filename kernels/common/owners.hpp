@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common/cuda_check.hpp"
+#include "common/pinned_memory.hpp"
 
 namespace nanoscopy::cuda {
 
@@ -56,19 +57,19 @@ class DeviceBuffer {
   std::size_t count_ = 0;
 };
 
-// Page-locked host memory (fast, asynchronous transfers).
+// Page-locked host memory (fast, asynchronous transfers; common/pinned_memory.hpp).
 template <typename T>
 class PinnedBuffer {
  public:
   PinnedBuffer() = default;
   explicit PinnedBuffer(std::size_t count) : count_(count) {
-    if (count_ > 0) NANOSCOPY_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&ptr_), count_ * sizeof(T)));
+    if (count_ > 0) ptr_ = static_cast<T*>(pinned_allocate(count_ * sizeof(T)));
   }
-  ~PinnedBuffer() { if (ptr_) cudaFreeHost(ptr_); }
+  ~PinnedBuffer() { pinned_free(ptr_); }
   PinnedBuffer(PinnedBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
   PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
     if (this != &o) {
-      if (ptr_) cudaFreeHost(ptr_);
+      pinned_free(ptr_);
       ptr_ = std::exchange(o.ptr_, nullptr);
       count_ = std::exchange(o.count_, 0);
     }

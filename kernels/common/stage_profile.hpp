@@ -4,7 +4,9 @@
 // the sums (ms, calls) go to stderr at exit (the events are kept until then:
 // a diagnostic run's few thousand). Without the variable a mark is one
 // branch. For finding where a pipeline's GPU time goes on a machine without
-// Nsight (the GPU machine has none).
+// Nsight (the GPU machine has none). NANOSCOPY_STAGE_TIMELINE=FILE also writes
+// every interval (device, stream, stage, start and end in ms) as CSV: how the
+// engines' streams overlap and where they wait.
 #pragma once
 
 #include <cuda_runtime.h>

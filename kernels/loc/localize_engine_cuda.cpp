@@ -11,6 +11,7 @@
 
 #include "common/cuda_check.hpp"
 #include "common/owners.hpp"
+#include "common/pinned_memory.hpp"
 #include "common/parallel_copy.hpp"
 #include "common/stage_profile.hpp"
 #include "fit/engine_cuda.hpp"
@@ -247,9 +248,7 @@ std::int64_t LocalizePlan::localize(const ChunkPixels& c, std::vector<Candidate>
 
 HostBuffer LocalizePlan::allocate_host(std::size_t bytes) {
   DeviceGuard guard(impl_->device);
-  void* p = nullptr;
-  NANOSCOPY_CUDA_CHECK(cudaMallocHost(&p, bytes > 0 ? bytes : 1));
-  return HostBuffer(p, [](void* q) { cudaFreeHost(q); });
+  return HostBuffer(pinned_allocate(bytes), [](void* q) { pinned_free(q); });
 }
 
 namespace {

@@ -36,7 +36,7 @@ class LocalizePlan {
   std::int64_t localize(const ChunkPixels& chunk, std::vector<Candidate>& candidates, std::vector<RoiOrigin>& origins,
                 std::vector<FitResult>& fits);
 
-  // Page-locked host memory (cudaMallocHost), freed with cudaFreeHost.
+  // Page-locked host memory (common/pinned_memory.hpp), portable to every GPU.
   HostBuffer allocate_host(std::size_t bytes);
 
   int device() const;

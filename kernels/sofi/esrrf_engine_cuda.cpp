@@ -15,6 +15,7 @@
 
 #include "common/cuda_check.hpp"
 #include "common/owners.hpp"
+#include "common/pinned_memory.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/io/pixel_type.hpp"
 #include "sofi/esrrf_kernels.hpp"
@@ -68,9 +69,7 @@ class CudaEsrrfEngine final : public EsrrfEngine {
 
   HostBuffer allocate_host(std::size_t bytes) override {
     DeviceGuard guard(gpu_);
-    void* p = nullptr;
-    NANOSCOPY_CUDA_CHECK(cudaMallocHost(&p, bytes > 0 ? bytes : 1));
-    return HostBuffer(p, [](void* q) { cudaFreeHost(q); });
+    return HostBuffer(pinned_allocate(bytes), [](void* q) { pinned_free(q); });
   }
 
   void accumulate(const EsrrfChunk& chunk) override {

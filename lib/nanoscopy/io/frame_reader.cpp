@@ -106,6 +106,10 @@ namespace {
 // disk. From the page cache (5 GB/s with one thread there, 17–35 GB/s with eight) the announcement would only cost
 // its page lookups (about 1 ms per 33 MB chunk: it halved 8 threads' warm rate there), so it is left out.
 constexpr double kAnnounceBelowBytesPerS = 3e9;
+// Reads smaller than this do not change that judgement: one frame converted to float by one thread
+// (sofi's shift frame of each block) runs below 3 GB/s from the page cache too, and the 134 MB chunk
+// after it would be announced, paying the page lookups (about 1 ms per 33 MB) for nothing.
+constexpr double kJudgeFromBytes = 4e6;
 
 }  // namespace
 
@@ -119,7 +123,7 @@ void FrameReader::read(std::int64_t first, std::int64_t count, PixelType type, v
   read_span(first, count, type, dst);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double bytes = static_cast<double>(count) * static_cast<double>(reader_.info().bytes_per_frame());
-  last_bytes_per_s_ = seconds > 0 ? bytes / seconds : kAnnounceBelowBytesPerS;
+  if (bytes >= kJudgeFromBytes) last_bytes_per_s_ = seconds > 0 ? bytes / seconds : kAnnounceBelowBytesPerS;
 }
 
 void FrameReader::read_span(std::int64_t first, std::int64_t count, PixelType type, void* dst) {

@@ -1,10 +1,13 @@
 #include "nanoscopy/sofi/runner.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/finite_pixels.hpp"
 #include "nanoscopy/core/progress.hpp"
+#include "nanoscopy/core/stage_profile_flag.hpp"
 #include "nanoscopy/io/frame_source.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 
@@ -62,6 +65,19 @@ SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const 
   // overlaps their upload with its work), each chunk decoded by several threads.
   FrameReader frames_in(*in.reader, in.read_threads, in.sequence.step);
 
+  // NANOSCOPY_STAGE_PROFILE=1: where this (the only) thread's time goes, on stderr at the end.
+  using Clock = std::chrono::steady_clock;
+  const bool profile = stage_profile_enabled();
+  const auto start = Clock::now();
+  double t_shift = 0, t_wait = 0, t_read = 0, t_accumulate = 0, t_block = 0;
+  auto t = start;
+  const auto lap = [&](double& into) {
+    if (!profile) return;
+    const auto now = Clock::now();
+    into += std::chrono::duration<double>(now - t).count();
+    t = now;
+  };
+
   SofiAccumulation acc;
   acc.finished.reset(problem);
   std::vector<float> shift(static_cast<std::size_t>(problem.pixels()));
@@ -74,10 +90,12 @@ SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const 
     // Tuples up to the smallest window's end; each term stops at its own (t + window < b1).
     const std::int64_t tuple_hi = std::min(in.end, b1 - problem.min_window);
     const std::int64_t widest_hi = std::min(in.end, b1 - problem.max_lag);
+    lap(t_block);
     frames_in.read(in.sequence.frame(b0), 1, PixelType::f32, shift.data());  // the raw first frame, even with a filter
     check_finite(in, b0, 1, shift.data());
     correct_shift_frame(in, in.sequence.frame(b0), shift);
     engine.start_block(shift);
+    lap(t_shift);
     std::int64_t frames = 0, tuples = 0;
     for (std::int64_t c = lo; c < sum_hi;) {
       const std::int64_t n = std::min(step_frames, sum_hi - c);
@@ -85,7 +103,9 @@ SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const 
       const std::int64_t load_end = std::min(b1, std::max(c + n, tuple_end + problem.max_lag));
       const std::int64_t count = load_end - c;
       void* buffer = engine.input_buffer();
+      lap(t_wait);
       frames_in.read(in.sequence.frame(c), count, type, buffer);
+      lap(t_read);
       if (type == PixelType::f32) check_finite(in, c, count, static_cast<const float*>(buffer));
       if (in.corrections) {
         chunk_corrections.resize(static_cast<std::size_t>(count));
@@ -98,6 +118,7 @@ SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const 
                     in.sequence.frame(c));
         engine.accumulate({type, c, count, tuple_end, c + n, b1, in.corrections ? chunk_corrections.data() : nullptr});
       });
+      lap(t_accumulate);
       frames += n;
       tuples += std::max<std::int64_t>(std::min(tuple_end, widest_hi) - c, 0);
       c += n;
@@ -117,10 +138,20 @@ SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const 
     }
   }
   const auto blocks_done = acc.finished.blocks, frames_done = acc.finished.frames;
+  lap(t_block);
   engine.read_planes(acc.finished);
   acc.finished.blocks = blocks_done;
   acc.finished.frames = frames_done;
   progress.finish();
+  if (profile) {
+    double t_final = 0;
+    lap(t_final);
+    std::fprintf(stderr,
+                 "sofi profile: %.3f s in all; shift frames %.3f, waiting for a free buffer %.3f, reading %.3f, "
+                 "accumulate %.3f, block ends %.3f, final read-back %.3f s\n",
+                 std::chrono::duration<double>(Clock::now() - start).count(), t_shift, t_wait, t_read, t_accumulate,
+                 t_block, t_final);
+  }
   return acc;
 }
 

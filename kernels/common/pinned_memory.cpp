@@ -1,0 +1,80 @@
+#include "common/pinned_memory.hpp"
+
+#include <cuda_runtime.h>
+#include <sys/mman.h>
+
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+
+#include "common/cuda_check.hpp"
+
+namespace nanoscopy::cuda {
+namespace {
+
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+// Below this, the mapping's own cost is not worth it (the localizer's result buffers, staging pieces).
+constexpr std::size_t kMapAtLeast = std::size_t{4} << 20;
+
+// The mappings behind registered blocks (the aligned pointer handed out → the mapping), so that
+// pinned_free knows how a block was made: a handful live at a time.
+struct Mappings {
+  std::mutex mutex;
+  std::unordered_map<void*, std::pair<void*, std::size_t>> live;
+};
+
+Mappings& mappings() {
+  static Mappings m;
+  return m;
+}
+
+// A registered mapping of `bytes` on a 2 MiB boundary, or null (then cudaMallocHost serves).
+void* map_and_register(std::size_t bytes) {
+  const std::size_t length = bytes + kHugePage;
+  void* raw = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  auto* p = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(raw) + kHugePage - 1) & ~(kHugePage - 1));
+  madvise(p, bytes, MADV_HUGEPAGE);  // a hint: without THP the block is pinned in 4 KiB pages, still correct
+  if (cudaHostRegister(p, bytes, cudaHostRegisterPortable) != cudaSuccess) {
+    cudaGetLastError();  // not sticky: clear it, cudaMallocHost gets its chance
+    munmap(raw, length);
+    return nullptr;
+  }
+  Mappings& m = mappings();
+  std::lock_guard lock(m.mutex);
+  m.live[p] = {raw, length};
+  return p;
+}
+
+}  // namespace
+
+void* pinned_allocate(std::size_t bytes) {
+  if (bytes == 0) bytes = 1;
+  if (bytes >= kMapAtLeast)
+    if (void* p = map_and_register(bytes)) return p;
+  void* p = nullptr;
+  NANOSCOPY_CUDA_CHECK(cudaMallocHost(&p, bytes));
+  return p;
+}
+
+void pinned_free(void* p) noexcept {
+  if (!p) return;
+  std::pair<void*, std::size_t> mapping{nullptr, 0};
+  {
+    Mappings& m = mappings();
+    std::lock_guard lock(m.mutex);
+    const auto it = m.live.find(p);
+    if (it != m.live.end()) {
+      mapping = it->second;
+      m.live.erase(it);
+    }
+  }
+  if (!mapping.first) {
+    cudaFreeHost(p);
+    return;
+  }
+  cudaHostUnregister(p);
+  munmap(mapping.first, mapping.second);
+}
+
+}  // namespace nanoscopy::cuda
