@@ -34,6 +34,9 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
+// Warm pipeline runs per device; the best counts (as the read alone's best of three passes).
+constexpr int kPipelineRuns = 3;
+
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
@@ -269,8 +272,17 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
       return s;
     };
     time_frame_source(stack.string(), o.chunk_frames, PixelType::u16, 2, o.read_threads);
-    double pipeline_s = 0;
-    const PipelineSummary summary = run_pipeline(pipeline_s);
+    // Best of three warm runs, as the read alone is the best of three passes: one statistic on both sides of the
+    // ratio (a single run against the best pass overstated pipeline / read by the host's pass-to-pass spread).
+    double pipeline_s = 1e300;
+    std::vector<double> pipeline_runs;
+    PipelineSummary summary;
+    for (int run = 0; run < kPipelineRuns; ++run) {
+      double seconds = 0;
+      summary = run_pipeline(seconds);
+      pipeline_runs.push_back(seconds);
+      pipeline_s = std::min(pipeline_s, seconds);
+    }
     json cold_cell;
     if (o.cold) {
       const CacheDrop drop = drop_file_cache(stack.string());
@@ -295,6 +307,7 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
                  {"rejected", summary.rejected},
                  {"median_precision_nm", summary.median_precision_nm},
                  {"pipeline_s", pipeline_s},
+                 {"pipeline_runs_s", pipeline_runs},
                  {"reader_thread_s", summary.read_seconds},
                  {"frames_per_s", static_cast<double>(summary.frames) / pipeline_s},
                  {"localizations_per_s", static_cast<double>(summary.localizations) / pipeline_s},
@@ -338,8 +351,9 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
   out << "## fit2d end to end: " << o.frames << " frames of " << o.size << "x" << o.size << " uint16, ~" << o.spots
       << " spots/frame, chunks of " << o.chunk_frames << ", " << threads << " read threads, "
       << engines_per_gpu << " localize engine(s) per GPU\n\n"
-      << "Read alone as the pipeline reads (FrameSource, 2 chunks ahead), page cache warm: " << read_line(read_1, read_n)
-      << "\n";
+      << "Read alone as the pipeline reads (FrameSource, 2 chunks ahead), page cache warm, best of three passes: "
+      << read_line(read_1, read_n) << "\n"
+      << "The pipeline (warm): the best of " << kPipelineRuns << " runs\n";
   if (o.cold)
     out << "Read alone, cold file (" << cold_n->drop_method << "; at most "
         << fmt(100 * std::max(cold_1->resident_after, cold_n->resident_after)) << " % of it still cached): "

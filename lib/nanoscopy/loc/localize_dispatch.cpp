@@ -7,8 +7,8 @@
 
 namespace nanoscopy {
 
-LocalizeDispatcher::LocalizeDispatcher(std::span<LocalizeEngine* const> engines, int per_engine)
-    : capacity_(static_cast<int>(engines.size()) * std::max(per_engine, 1)) {
+LocalizeDispatcher::LocalizeDispatcher(std::span<LocalizeEngine* const> engines, int per_engine, Finish finish)
+    : capacity_(static_cast<int>(engines.size()) * std::max(per_engine, 1)), finish_(std::move(finish)) {
   if (engines.empty()) throw std::logic_error("LocalizeDispatcher: no engine");
   for (LocalizeEngine* engine : engines) {
     if (!engine) throw std::logic_error("LocalizeDispatcher: a null engine");
@@ -65,8 +65,10 @@ void LocalizeDispatcher::work(LocalizeEngine& engine) {
     }
     try {
       LocalizedChunk& r = slot->result;
-      on_frames(r.first, r.count,
-                [&] { r.detected = engine.localize(slot->chunk, r.candidates, r.origins, r.fits); });
+      on_frames(r.first, r.count, [&] {
+        r.detected = engine.localize(slot->chunk, r.candidates, r.origins, r.fits);
+        if (finish_) finish_(r);
+      });
     } catch (...) {
       slot->error = std::current_exception();
     }

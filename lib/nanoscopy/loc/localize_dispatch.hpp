@@ -11,11 +11,13 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <span>
 #include <thread>
 #include <vector>
 
+#include "nanoscopy/loc/localization.hpp"
 #include "nanoscopy/loc/localize_engine.hpp"
 
 namespace nanoscopy {
@@ -27,6 +29,9 @@ struct LocalizedChunk {
   std::vector<Candidate> candidates;
   std::vector<RoiOrigin> origins;
   std::vector<FitResult> fits;
+  // Filled by the dispatcher's `finish` step, when one is given (fit2d's pipeline: the fits as localizations).
+  std::vector<Localization> accepted;
+  std::int64_t rejected = 0;
 };
 
 class LocalizeDispatcher {
@@ -34,8 +39,12 @@ class LocalizeDispatcher {
   // `engines` (not owned, at least one) may be of the same GPU twice: each is
   // used by one thread only. `per_engine`: chunks in flight per engine (queued
   // or being localized), so a fast engine need not wait while the oldest
-  // chunk, which must be taken first, is finished by a slower one.
-  explicit LocalizeDispatcher(std::span<LocalizeEngine* const> engines, int per_engine = 2);
+  // chunk, which must be taken first, is finished by a slower one. `finish`,
+  // when given, runs on the engine's thread right after each chunk's localize
+  // (several chunks at once: it must only touch its chunk); its error is the
+  // chunk's, rethrown by take() in chunk order.
+  using Finish = std::function<void(LocalizedChunk&)>;
+  explicit LocalizeDispatcher(std::span<LocalizeEngine* const> engines, int per_engine = 2, Finish finish = {});
   ~LocalizeDispatcher();  // lets the running chunks end, drops the rest, joins the threads
   LocalizeDispatcher(const LocalizeDispatcher&) = delete;
   LocalizeDispatcher& operator=(const LocalizeDispatcher&) = delete;
@@ -63,6 +72,7 @@ class LocalizeDispatcher {
   void work(LocalizeEngine& engine);  // one engine's thread
 
   int capacity_;
+  Finish finish_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   // In flight, oldest first: a deque keeps references to its elements while
