@@ -15,7 +15,6 @@
 #include "fit/fit_kernels.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/spline_psf.hpp"
-#include "nanoscopy/fit/models/spline3d.hpp"
 
 namespace nanoscopy::cuda {
 namespace {
@@ -60,7 +59,6 @@ struct FitPlan::Impl {
   int multiprocessors = 1;
   FitSettings settings;
   DeviceBuffer<float> d_spline;  // the spline model's coefficient table, uploaded once per plan
-  fit_detail::SplineCoarseCentroids spline_centroids;  // and its coarse search centroids (spline3d.hpp)
   FitPlanOptions options;
   std::vector<Slot> slots;
   // Host to host, the staging copies bound the pipeline, not PCIe: on the H100 machine (16 cores, 1e6 9×9
@@ -119,7 +117,6 @@ FitPlan::FitPlan(int device, const FitSettings& settings, const FitPlanOptions& 
     const auto& c = settings.spline->coefficients;
     impl_->d_spline = DeviceBuffer<float>(c.size());
     NANOSCOPY_CUDA_CHECK(cudaMemcpy(impl_->d_spline.get(), c.data(), c.size() * sizeof(float), cudaMemcpyHostToDevice));
-    impl_->spline_centroids = fit_detail::spline_coarse_centroids(*settings.spline);
   }
   impl_->slots.resize(static_cast<std::size_t>(std::max(1, options.streams)));
 }
@@ -172,7 +169,6 @@ void FitPlan::fit_device(const void* d_pixels, PixelType type, std::int64_t coun
   launch.variance_shift = d_variance_shift;
   launch.settings = impl_->settings;
   launch.spline_coefficients = impl_->d_spline.get();
-  launch.spline_centroids = &impl_->spline_centroids;
   launch_fit(launch, fit_geometry(width, height, count, impl_->options.lanes_per_fit, impl_->multiprocessors,
                       impl_->settings.precision, impl_->settings.estimator), stream);
 }
@@ -217,7 +213,6 @@ void FitPlan::fit(const RoiBatch& batch, std::span<FitResult> out) {
   launch.height = batch.height;
   launch.settings = im.settings;
   launch.spline_coefficients = im.d_spline.get();  // the spline model's table on this GPU (null for the others)
-  launch.spline_centroids = &im.spline_centroids;
 
   try {
     std::size_t next_slot = 0;

@@ -55,12 +55,7 @@ void launch_in(const FitLaunch& launch, const FitGeometry& geo, cudaStream_t str
     } else {
       if (!launch.settings.spline || !launch.spline_coefficients)
         throw UsageError("fit", "the spline model needs a spline PSF (a calibration)");
-      const SplinePsf& psf = *launch.settings.spline;
-      const double z_factor = launch.settings.z_factor;
-      launch_spline(args,
-                    launch.spline_centroids
-                        ? make_spline_model(psf, z_factor, launch.spline_coefficients, *launch.spline_centroids)
-                        : make_spline_model(psf, z_factor, launch.spline_coefficients),
+      launch_spline(args, make_spline_model(*launch.settings.spline, launch.settings.z_factor, launch.spline_coefficients),
                     launch.settings.estimator, launch.pixels_u16, stream);
     }
     return;

@@ -16,10 +16,6 @@
 
 #include "nanoscopy/fit/fit_types.hpp"
 
-namespace nanoscopy::fit_detail {
-struct SplineCoarseCentroids;  // fit/models/spline3d.hpp
-}
-
 namespace nanoscopy::cuda {
 
 struct FitGeometry {
@@ -54,8 +50,6 @@ struct FitLaunch {
   FitResult* out = nullptr;            // device, count results
   FitSettings settings;
   const float* spline_coefficients = nullptr;  // device copy of settings.spline's table (ShapeModel::spline)
-  // Host, its coarse search centroids computed once per plan (null: computed per launch, ~0.2 ms).
-  const fit_detail::SplineCoarseCentroids* spline_centroids = nullptr;
 };
 
 // Asynchronous on `stream`; count 0 launches nothing.

@@ -311,10 +311,7 @@ FitResult fit_one(const M& model, const Pixel* pixels, const float* shift, int w
 
 class CpuFitEngine final : public FitEngine {
  public:
-  CpuFitEngine(const FitSettings& settings, int threads) : settings_(settings), threads_(threads) {
-    if (settings_.model == ShapeModel::spline && settings_.spline)
-      spline_centroids_ = spline_coarse_centroids(*settings_.spline);
-  }
+  CpuFitEngine(const FitSettings& settings, int threads) : settings_(settings), threads_(threads) {}
 
   void fit(const RoiBatch& batch, std::span<FitResult> out) override {
     batch.validate();
@@ -393,8 +390,7 @@ class CpuFitEngine final : public FitEngine {
   void fit_spline_range(const Pixel* pixels, const RoiBatch& b, std::span<FitResult> out, std::int64_t first,
                         std::int64_t last, Scratch<T>& s, const FitLimits<T>& limits, PhotonScale<T> ps) const {
     const std::int64_t n = b.roi_pixels();
-    const Spline3d model =
-        make_spline_model(*settings_.spline, settings_.z_factor, settings_.spline->coefficients.data(), spline_centroids_);
+    const Spline3d model = make_spline_model(*settings_.spline, settings_.z_factor, settings_.spline->coefficients.data());
     for (std::int64_t i = first; i < last; ++i) {
       const Pixel* px = pixels + i * n;
       const float* shift = b.variance_shift ? b.variance_shift + i * n : nullptr;
@@ -451,7 +447,6 @@ class CpuFitEngine final : public FitEngine {
 
   FitSettings settings_;
   int threads_;
-  SplineCoarseCentroids spline_centroids_;  // the spline model's, once per engine (spline3d.hpp)
 };
 
 }  // namespace

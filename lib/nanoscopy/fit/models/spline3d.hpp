@@ -16,25 +16,13 @@
 // the per-pixel estimators (estimators/mle.hpp: mle, wlsq; SplineLsq here:
 // plain least squares, Σ(g − μ)², on photons).
 //
-// Per fit: z from a coarse search over kSplineZCandidates depths spread over the
-// calibrated range (on the central ≤ 7×7 pixels, the spline taken at its grid
-// node nearest to each: one coefficient read instead of 64, so the search costs a
-// fraction of one LM iteration's reads; α and β in closed form by weighted least
-// squares, w = 1/max(g, 1): Neyman's χ², the Gaussian approximation of the
-// Poisson likelihood, one pass per depth; the best χ² wins), then LM on all five
-// from that depth. Without a guess the search is anchored on the spot's centroid
-// (pixels above the ROI border's mean, over the whole ROI), each depth's spline
-// placed so that its own centroid (SplineCoarseCentroids, computed once per
-// spline) falls there, and LM starts x̄, ȳ at the winner's placement. The
-// paper's anchor, the brightest 3×3 average, is not the centre far from focus
-// (coma shifts a defocused spot's peak by ~1 px; an elongated one has no single
-// peak), and the misplaced deep depths lost to near-focus ones: at −600..−500 nm
-// (bench spline3d) half the fits started at −250..−150 nm, and 1 % stayed in the
-// local optimum there (the defocused spot's core fitted as a dimmer in-focus
-// spot, z RMS 1.47× the CRB). Anchored this way the bin is at 1.26× (a 16-start
-// exhaustive search, keeping the best likelihood: 1.23×; both with a z bias of
-// −7 nm, the estimate's own, that the outliers had masked) and LM takes 11–23 %
-// fewer iterations (bench fit2d's built-in spline, the pupil calibration).
+// Per fit: the paper's start of x̄, ȳ (the brightest 3×3 average), z from a
+// coarse search over kSplineZCandidates depths spread over the calibrated range
+// (on the central ≤ 7×7 pixels, the spline taken at its grid node nearest to
+// each: one coefficient read instead of 64, so the search costs a fraction of
+// one LM iteration's reads; α and β in closed form by weighted least squares,
+// w = 1/max(g, 1): Neyman's χ², the Gaussian approximation of the Poisson
+// likelihood, one pass per depth; the best χ² wins), then LM on all five.
 // The CRLB (√ of the Poisson Fisher inverse's diagonal) at the estimate for
 // x̄, ȳ, z, α, β, whatever the estimator; z and its CRLB are reported times
 // z_factor. sigma, sigma_y: the model's second-moment widths over the ROI at the
@@ -76,12 +64,6 @@ struct SplineConstants {
   T z_factor = 1;                            // reported z = z_factor · z
 };
 
-// The coarse search's depth `cand` (0 .. kSplineZCandidates − 1), nm: the centres of equal parts of the range.
-template <class T>
-NANOSCOPY_HD T spline_candidate_z(const SplineConstants<T>& k, int cand) {
-  return k.z_min + (T(cand) + T(0.5)) * ((k.z_max - k.z_min) / T(kSplineZCandidates));
-}
-
 struct Spline3d {
   static constexpr ShapeModel shape = ShapeModel::spline;
   static constexpr const char* name = "spline";
@@ -93,9 +75,6 @@ struct Spline3d {
   // Both scalars' copies, so a float kernel reads float constants (no FP64).
   SplineConstants<float> kf{};
   SplineConstants<double> kd{};
-  // The spline's centroid at each coarse search depth, camera px from its centre (SplineCoarseCentroids):
-  // float for both scalars (a kernel parameter copied per thread; sub-pixel offsets need no more).
-  float centroid_x[kSplineZCandidates] = {}, centroid_y[kSplineZCandidates] = {};
 
   template <class T>
   NANOSCOPY_HD const SplineConstants<T>& k() const {
@@ -233,15 +212,15 @@ struct SplineEvaluator {
 };
 
 // One spline fit of estimator E (Mle, Wlsq, SplineLsq) on the ROI `roi` (w × h
-// pixels in photons), from `guess` (x̄, ȳ; null: the centroid-anchored placement of the coarse search's depth);
+// pixels in photons), from `guess` (x̄, ȳ; null: the brightest 3×3 average);
 // α, β are reported in pixel units: photons/photons_per_value (+ photon_offset for β).
 template <class E, class T, class Roi>
 NANOSCOPY_HD FitResult spline_fit_one(const Spline3d& model, const Roi& roi, int w, int h, const SpotGuess* guess,
                                       const FitLimits<T>& st, T photon_offset, T photons_per_value) {
   const int n = w * h;
-  // The scan: extremes, non-finite pixels, the brightest pixel, the border's sum.
-  T lo = Limits<T>::max, hi = -Limits<T>::max, border = 0;
-  int best = 0, nonfinite = 0, border_n = 0;
+  // The paper's scan: extremes, non-finite pixels, the brightest 3×3 average (clipped to the ROI).
+  T lo = Limits<T>::max, hi = -Limits<T>::max, best_avg = -Limits<T>::max;
+  int best = 0, nonfinite = 0;
   for (int r = 0; r < h; ++r)
     for (int c = 0; c < w; ++c) {
       const T v = roi.g(r * w + c);
@@ -249,44 +228,26 @@ NANOSCOPY_HD FitResult spline_fit_one(const Spline3d& model, const Roi& roi, int
         ++nonfinite;
         continue;
       }
-      if (v > hi) best = r * w + c;
       lo = fmin(lo, v);
       hi = fmax(hi, v);
-      if (r == 0 || c == 0 || r == h - 1 || c == w - 1) {
-        border += v;
-        ++border_n;
+      const int r0 = r > 0 ? r - 1 : 0, r1 = r + 1 < h ? r + 1 : h - 1;
+      const int c0 = c > 0 ? c - 1 : 0, c1 = c + 1 < w ? c + 1 : w - 1;
+      T box = 0;
+      for (int rr = r0; rr <= r1; ++rr)
+        for (int cc = c0; cc <= c1; ++cc) box += roi.g(rr * w + cc);
+      const T avg = box / static_cast<T>((r1 - r0 + 1) * (c1 - c0 + 1));
+      if (avg > best_avg) {
+        best_avg = avg;
+        best = r * w + c;
       }
     }
   if (nonfinite > 0 || !(hi > lo)) return invalid_result();
-  // The search's anchor: the guess (a centre), else the centroid of the pixels above the border's mean (the
-  // brightest pixel where none is).
-  const SplineConstants<T>& k = model.k<T>();
-  T xa = static_cast<T>(best % w), ya = static_cast<T>(best / w);
-  bool centroid = false;
-  if (guess) {
-    xa = static_cast<T>(guess->x);
-    ya = static_cast<T>(guess->y);
-  } else {
-    const T bg = border / static_cast<T>(border_n > 0 ? border_n : 1);
-    T s0 = 0, sx = 0, sy = 0;
-    for (int r = 0; r < h; ++r)
-      for (int c = 0; c < w; ++c) {
-        const T v = roi.g(r * w + c) - bg;
-        if (v > T(0)) {
-          s0 += v;
-          sx += v * T(c);
-          sy += v * T(r);
-        }
-      }
-    if (s0 > T(0)) {
-      xa = sx / s0;
-      ya = sy / s0;
-      centroid = true;
-    }
-  }
+  const T x0 = guess ? static_cast<T>(guess->x) : static_cast<T>(best % w);
+  const T y0 = guess ? static_cast<T>(guess->y) : static_cast<T>(best / w);
 
-  // Coarse z search on the central ≤ 7×7 window; each depth's spline centred at the anchor less its centroid.
-  const int wc = static_cast<int>(floor(xa + T(0.5))), wr = static_cast<int>(floor(ya + T(0.5)));
+  // Coarse z search on the central ≤ 7×7 window.
+  const SplineConstants<T>& k = model.k<T>();
+  const int wc = static_cast<int>(floor(x0 + T(0.5))), wr = static_cast<int>(floor(y0 + T(0.5)));
   const int span_c = w < 7 ? w : 7, span_r = h < 7 ? h : 7;
   int c_first = wc - span_c / 2, r_first = wr - span_r / 2;
   c_first = c_first < 0 ? 0 : (c_first > w - span_c ? w - span_c : c_first);
@@ -294,17 +255,15 @@ NANOSCOPY_HD FitResult spline_fit_one(const Spline3d& model, const Roi& roi, int
   T best_chi = Limits<T>::max;
   T z_start = k.z_min > T(0) ? k.z_min : (k.z_max < T(0) ? k.z_max : T(0));
   T alpha = hi - lo, beta = lo > T(0.01) ? lo : T(0.01);
-  T x_start = xa, y_start = ya;
+  const T z_step = (k.z_max - k.z_min) / T(kSplineZCandidates);
   for (int cand = 0; cand < kSplineZCandidates; ++cand) {
-    const T z = spline_candidate_z(k, cand);
-    const T xc = centroid ? xa - static_cast<T>(model.centroid_x[cand]) : xa;
-    const T yc = centroid ? ya - static_cast<T>(model.centroid_y[cand]) : ya;
+    const T z = k.z_min + (T(cand) + T(0.5)) * z_step;
     T sw = 0, swf = 0, swff = 0, swg = 0, swfg = 0, swgg = 0;
     for (int r = r_first; r < r_first + span_r; ++r)
       for (int c = c_first; c < c_first + span_c; ++c) {
         const T g = roi.g(r * w + c);
         const T wgt = T(1) / (g > T(1) ? g : T(1));
-        const T f = model.node_value(xc, yc, z, T(c), T(r));
+        const T f = model.node_value(x0, y0, z, T(c), T(r));
         sw += wgt;
         swf += wgt * f;
         swff += wgt * f * f;
@@ -323,11 +282,9 @@ NANOSCOPY_HD FitResult spline_fit_one(const Spline3d& model, const Roi& roi, int
       z_start = z;
       alpha = a;
       beta = b;
-      x_start = xc;
-      y_start = yc;
     }
   }
-  T theta[5] = {x_start, y_start, z_start, alpha > T(0) && finite(alpha) ? alpha : hi - lo,
+  T theta[5] = {x0, y0, z_start, alpha > T(0) && finite(alpha) ? alpha : hi - lo,
                 beta > T(0.01) && finite(beta) ? beta : T(0.01)};
   SplineEvaluator<E, T, Roi> eval{model, roi, w, h};
   FitResult r = lm_fit<Spline3d, 5>(model, eval, theta, w, h, n, st);
@@ -339,49 +296,10 @@ NANOSCOPY_HD FitResult spline_fit_one(const Spline3d& model, const Roi& roi, int
   return r;
 }
 
-// The spline's centroid (x, y: camera px from its centre) at each coarse search depth, over the whole slice
-// of the grid node nearest to it (the node spline_psf_node_value reads). Host only, from psf.coefficients:
-// 16 slices' worth of scattered reads (~0.2 ms for a 40×40×158 spline), so the engines compute it once.
-struct SplineCoarseCentroids {
-  double x[kSplineZCandidates] = {}, y[kSplineZCandidates] = {};
-};
-
-inline SplineCoarseCentroids spline_coarse_centroids(const SplinePsf& psf) {
-  SplineCoarseCentroids out;
-  if (psf.size_x <= 0 || psf.size_y <= 0 || psf.size_z <= 0 || psf.coefficients.empty()) return out;
-  SplineConstants<double> k;
-  k.z_min = psf.z_min_nm();
-  k.z_max = psf.z_max_nm();
-  int node[kSplineZCandidates];
-  for (int cand = 0; cand < kSplineZCandidates; ++cand) {
-    const int i = static_cast<int>(floor(psf.focus_index + spline_candidate_z(k, cand) / psf.z_step_nm + 0.5));
-    node[cand] = i < 0 ? 0 : (i < psf.size_z ? i : psf.size_z - 1);
-  }
-  double s0[kSplineZCandidates] = {}, sx[kSplineZCandidates] = {}, sy[kSplineZCandidates] = {};
-  for (int i = 0; i < psf.size_x; ++i)
-    for (int j = 0; j < psf.size_y; ++j) {
-      const float* column = psf.coefficients.data() + psf.interval_offset(i, j, 0);  // z runs fastest
-      const double dx = (i - psf.centre_x) * psf.voxel_xy_px, dy = (j - psf.centre_y) * psf.voxel_xy_px;
-      for (int cand = 0; cand < kSplineZCandidates; ++cand) {
-        const double f = column[static_cast<std::size_t>(node[cand]) * 64];
-        s0[cand] += f;
-        sx[cand] += f * dx;
-        sy[cand] += f * dy;
-      }
-    }
-  for (int cand = 0; cand < kSplineZCandidates; ++cand)
-    if (s0[cand] > 0 && isfinite(sx[cand]) && isfinite(sy[cand])) {
-      out.x[cand] = sx[cand] / s0[cand];
-      out.y[cand] = sy[cand] / s0[cand];
-    }
-  return out;
-}
-
 // The model of `psf` (host only) with the coefficient table at `coefficients`
-// (psf.coefficients' data on the CPU, its copy in device memory for the kernel)
-// and its coarse centroids. The fitted z range is the spline's calibrated range.
-inline Spline3d make_spline_model(const SplinePsf& psf, double z_factor, const float* coefficients,
-                                  const SplineCoarseCentroids& centroids) {
+// (psf.coefficients' data on the CPU, its copy in device memory for the kernel).
+// The fitted z range is the spline's calibrated range.
+inline Spline3d make_spline_model(const SplinePsf& psf, double z_factor, const float* coefficients) {
   Spline3d m;
   m.view = SplineView{coefficients, psf.size_x, psf.size_y, psf.size_z};
   SplineConstants<double> k;
@@ -400,16 +318,7 @@ inline Spline3d make_spline_model(const SplinePsf& psf, double z_factor, const f
                                 static_cast<float>(k.inv_z_step), static_cast<float>(k.z_min),
                                 static_cast<float>(k.z_max),    static_cast<float>(k.z_unit),
                                 static_cast<float>(k.z_factor)};
-  for (int cand = 0; cand < kSplineZCandidates; ++cand) {
-    m.centroid_x[cand] = static_cast<float>(centroids.x[cand]);
-    m.centroid_y[cand] = static_cast<float>(centroids.y[cand]);
-  }
   return m;
-}
-
-// The same, its centroids computed now (callers that build the model once).
-inline Spline3d make_spline_model(const SplinePsf& psf, double z_factor, const float* coefficients) {
-  return make_spline_model(psf, z_factor, coefficients, spline_coarse_centroids(psf));
 }
 
 }  // namespace nanoscopy::fit_detail
