@@ -65,7 +65,7 @@ SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const 
   // overlaps their upload with its work), each chunk decoded by several threads.
   FrameReader frames_in(*in.reader, in.read_threads, in.sequence.step);
 
-  // NANOSCOPY_STAGE_PROFILE=1: where this (the only) thread's time goes, on stderr at the end.
+  // NANOSCOPY_STAGE_PROFILE=1: where this run's one thread spends its time, on stderr at the end.
   using Clock = std::chrono::steady_clock;
   const bool profile = stage_profile_enabled();
   const auto start = Clock::now();
