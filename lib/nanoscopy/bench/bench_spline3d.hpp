@@ -16,6 +16,8 @@
 //     pupil PSF (Poisson, θ = x, y, z, photons, background over the fit's box, derivatives
 //     by central differences of the pupil model itself, averaged over the bin's z and
 //     sub-pixel positions), and RMS/CRB.
+//  6. Per bin, the maximum-likelihood fit whose model is the true pupil PSF itself on centred
+//     boxes (--exact-fits per bin, bench/exact_pupil_fit.hpp): how close to the bound any fit can come.
 // The files stay in --dir. fit2d is run from beside bench (or --fit2d PATH).
 #pragma once
 
@@ -43,6 +45,7 @@ struct Spline3dBenchOptions {
   double photons = 2000, background = 20;
   int box = 13;                // fit2d's box for the movie
   std::string recenter = "auto";  // fit2d's --recenter for the spline fits
+  std::int64_t exact_fits = 2000;  // per bin, the true-PSF MLE's reference (0: none): ±1.6 % on its RMS
   std::uint64_t seed = 1;
 };
 
