@@ -121,8 +121,10 @@ std::int64_t DetectPlan::detect_device(const void* d_frames, PixelType type, std
       ((width + spacing - 1) / spacing) * static_cast<std::int64_t>((height + spacing - 1) / spacing);
   const std::int64_t capacity = block * per_frame;
   const auto pixels = static_cast<std::size_t>(block * n);
-  grow(im.rows1, pixels);
-  grow(im.rows2, pixels);
+  if (dog_needs_row_buffers(im.weights)) {
+    grow(im.rows1, pixels);
+    grow(im.rows2, pixels);
+  }
   grow(im.filtered, pixels);
   grow(im.mins, static_cast<std::size_t>(block));
   grow(im.noise_sd, static_cast<std::size_t>(block));

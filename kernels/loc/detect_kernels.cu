@@ -128,20 +128,100 @@ __global__ void column_kernel(int width, int height, DetectWeights w, const floa
   }
 }
 
+// The default DoG in one pass (R1, R2 > 0): a block reads its tile of the frame and the halo (reflected at the
+// edges) once into shared memory, sums along rows there, then along columns, and writes `filtered`. The same
+// sums in the same order as row_kernel + column_kernel (bit for bit), without their two intermediate
+// images. Each thread sums a run of outputs from values it holds in registers (8 along a row, 4 down a
+// column), so shared memory is read about 3 times per output instead of 60: the taps, not the loads, set the pace.
+// grid (column tiles, row tiles, frames), block fused_threads.
+constexpr int fused_tile = 32;
+constexpr int fused_threads = 256;
+constexpr int fused_row_run = 8;  // outputs per thread in the row pass
+constexpr int fused_col_run = 4;  // and in the column pass
+
+template <typename Raw, int R1, int R2>
+__global__ void __launch_bounds__(fused_threads)
+    fused_dog_kernel(const Raw* raw, int width, int height, const float* mins, DetectWeights w, const float* norm,
+                     float* filtered) {
+  static_assert(R1 > 0 && R2 > 0, "the fused DoG needs compile-time radii");
+  constexpr int r = R1 > R2 ? R1 : R2;
+  constexpr int span = fused_tile + 2 * r;
+  constexpr int row_runs = fused_tile / fused_row_run, col_runs = fused_tile / fused_col_run;
+  static_assert(span * row_runs <= fused_threads && fused_tile * col_runs == fused_threads, "one run per thread");
+  // Odd row lengths: a warp's lanes on 32 different rows of one column hit 32 different banks.
+  __shared__ float in[span][span + 1];
+  __shared__ float h1[span][fused_tile + 1];
+  __shared__ float h2[span][fused_tile + 1];
+  const int f = blockIdx.z;
+  const int x0 = blockIdx.x * fused_tile, y0 = blockIdx.y * fused_tile;
+  const std::int64_t n = static_cast<std::int64_t>(width) * height;
+  const Raw* frame = raw + f * n;
+  const float lowest = mins[f];
+  const int t = threadIdx.x;
+  for (int i = t; i < span * span; i += fused_threads) {
+    const int row = i / span, col = i % span;
+    const int y = reflect(y0 + row - r, height), x = reflect(x0 + col - r, width);
+    in[row][col] = sub(value(frame, static_cast<std::int64_t>(y) * width + x), lowest);
+  }
+  __syncthreads();
+  if (t < span * row_runs) {  // lane → row: conflict-free reads down the odd-length rows
+    const int row = t % span, c0 = (t / span) * fused_row_run;
+    float v[fused_row_run + 2 * r];
+#pragma unroll
+    for (int i = 0; i < fused_row_run + 2 * r; ++i) v[i] = in[row][c0 + i];
+#pragma unroll
+    for (int j = 0; j < fused_row_run; ++j) {
+      float a1 = 0.f, a2 = 0.f;
+#pragma unroll
+      for (int k = 0; k <= 2 * R1; ++k) a1 = add(a1, mul(w.w1[k], v[j + r - R1 + k]));
+#pragma unroll
+      for (int k = 0; k <= 2 * R2; ++k) a2 = add(a2, mul(w.w2[k], v[j + r - R2 + k]));
+      h1[row][c0 + j] = a1;
+      h2[row][c0 + j] = a2;
+    }
+  }
+  __syncthreads();
+  const int col = t % fused_tile, o0 = (t / fused_tile) * fused_col_run;
+  const int x = x0 + col;
+  if (x >= width) return;
+  float v1[fused_col_run + 2 * r], v2[fused_col_run + 2 * r];
+#pragma unroll
+  for (int i = 0; i < fused_col_run + 2 * r; ++i) v1[i] = h1[o0 + i][col], v2[i] = h2[o0 + i][col];
+#pragma unroll
+  for (int j = 0; j < fused_col_run; ++j) {
+    const int y = y0 + o0 + j;
+    if (y >= height) break;
+    float a1 = 0.f, a2 = 0.f;
+#pragma unroll
+    for (int k = 0; k <= 2 * R1; ++k) a1 = add(a1, mul(w.w1[k], v1[j + r - R1 + k]));
+#pragma unroll
+    for (int k = 0; k <= 2 * R2; ++k) a2 = add(a2, mul(w.w2[k], v2[j + r - R2 + k]));
+    const std::int64_t p = static_cast<std::int64_t>(y) * width + x;
+    filtered[f * n + p] = mul(sub(a1, a2), norm[p]);
+  }
+}
+
+// Radix selection in three digits of 11, 11 and 10 bits (bins of the top digit: sign, exponent and two
+// mantissa bits), so each of the two selections of a frame reads it 3 times, and the first pass of the median
+// counts the finite values too: 6 passes over the frame instead of 9 with 8-bit digits and a counting pass.
+constexpr int select_bins = 2048;
+constexpr int select_copies = 4;  // histograms, one per quarter of the warps: fewer atomics on one address
+__device__ constexpr int select_shift(int digit) { return digit == 0 ? 21 : digit == 1 ? 10 : 0; }
+__device__ constexpr int select_bits(int digit) { return digit == 2 ? 10 : 11; }
+
 struct SelectShared {
-  unsigned hist[noise_warps][256];
-  unsigned long long total[256];
-  unsigned long long finite_count;
+  unsigned hist[select_copies][select_bins];
+  unsigned long long warp_total[noise_warps];
   std::uint32_t prefix;
   unsigned long long rank;
 };
 
-// Adds one value per lane of the warp (all 32 lanes call it together) to the warp's histogram, bin 256
-// for none. The lanes that share the first valid lane's bin add once, by their count: in the early radix
-// passes nearly every value of a frame falls in one bin (one sign and exponent), where lane-by-lane
-// atomics on one shared address would serialise 32-fold.
+// Adds one value per lane of the warp (all 32 lanes call it together) to the warp's histogram, bin
+// select_bins for none. The lanes that share the first valid lane's bin add once, by their count: in the
+// first pass nearly every value of a frame falls in a few bins, where lane-by-lane atomics on one shared
+// address would serialise 32-fold.
 __device__ void warp_count(unsigned* hist, unsigned bin) {
-  const unsigned valid = __ballot_sync(0xffffffffu, bin < 256u);
+  const unsigned valid = __ballot_sync(0xffffffffu, bin < select_bins);
   if (valid == 0) return;
   const int leader = __ffs(valid) - 1;
   const unsigned lead_bin = __shfl_sync(0xffffffffu, bin, leader);
@@ -149,24 +229,35 @@ __device__ void warp_count(unsigned* hist, unsigned bin) {
   const int lane = static_cast<int>(threadIdx.x % 32);
   if (lane == leader)
     atomicAdd(&hist[lead_bin], static_cast<unsigned>(__popc(same)));
-  else if (bin < 256u && bin != lead_bin)
+  else if (bin < select_bins && bin != lead_bin)
     atomicAdd(&hist[bin], 1u);
 }
 
-// The value of rank `rank` among the finite keys of (deviation ? |v − centre| : v).
-__device__ float block_select(const float* values, std::int64_t n, bool deviation, float centre,
-                              unsigned long long rank, SelectShared& s) {
-  const int warp = threadIdx.x / 32;
+// The value of rank `rank` among the finite keys of (deviation ? |v − centre| : v). With rank < 0 it is the
+// lower median's, from the count of finite values that the first pass makes; the count comes back with the
+// value (0: no finite value, the value is meaningless). Block of noise_threads (2 bins per thread in the scan).
+struct Selected {
+  float value;
+  unsigned long long finite_count;
+};
+
+__device__ Selected block_select(const float* values, std::int64_t n, bool deviation, float centre, long long rank_in,
+                                 SelectShared& s) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  unsigned* hist = s.hist[warp % select_copies];
   std::uint32_t prefix = 0, mask = 0;
-  for (int shift = 24; shift >= 0; shift -= 8) {
-    for (int i = threadIdx.x; i < noise_warps * 256; i += blockDim.x) (&s.hist[0][0])[i] = 0;
+  unsigned long long rank = rank_in < 0 ? 0 : static_cast<unsigned long long>(rank_in), finite_count = 0;
+  for (int digit = 0; digit < 3; ++digit) {
+    const int shift = select_shift(digit);
+    const std::uint32_t digit_mask = (1u << select_bits(digit)) - 1u;
+    for (int i = threadIdx.x; i < select_copies * select_bins; i += blockDim.x) (&s.hist[0][0])[i] = 0;
     __syncthreads();
-    // The bin of one value, 256 for none (not finite, or outside the prefix).
+    // The bin of one value, select_bins for none (not finite, or outside the prefix).
     const auto bin_of = [&](float v) {
-      if (!finite(v)) return 256u;
+      if (!finite(v)) return static_cast<unsigned>(select_bins);
       if (deviation) v = fabsf(sub(v, centre));
       const std::uint32_t key = order_key(v);
-      return (key & mask) == prefix ? (key >> shift) & 255u : 256u;
+      return (key & mask) == prefix ? (key >> shift) & digit_mask : static_cast<unsigned>(select_bins);
     };
     if (n % 4 == 0 && reinterpret_cast<std::uintptr_t>(values) % 16 == 0) {  // 4 values per 16-byte load
       const float4* q = reinterpret_cast<const float4*>(values);
@@ -174,60 +265,73 @@ __device__ float block_select(const float* values, std::int64_t n, bool deviatio
       for (std::int64_t base = 0; base < n4; base += blockDim.x) {  // the same trip count for a whole warp
         const std::int64_t i = base + threadIdx.x;
         const float4 v = i < n4 ? q[i] : make_float4(NAN, NAN, NAN, NAN);
-        warp_count(s.hist[warp], bin_of(v.x));
-        warp_count(s.hist[warp], bin_of(v.y));
-        warp_count(s.hist[warp], bin_of(v.z));
-        warp_count(s.hist[warp], bin_of(v.w));
+        warp_count(hist, bin_of(v.x));
+        warp_count(hist, bin_of(v.y));
+        warp_count(hist, bin_of(v.z));
+        warp_count(hist, bin_of(v.w));
       }
     } else {
       for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) {
         const unsigned b = bin_of(values[i]);
-        if (b < 256u) atomicAdd(&s.hist[warp][b], 1u);
+        if (b < select_bins) atomicAdd(&hist[b], 1u);
       }
     }
     __syncthreads();
-    if (threadIdx.x < 256) {
-      unsigned long long t = 0;
-      for (int wi = 0; wi < noise_warps; ++wi) t += s.hist[wi][threadIdx.x];
-      s.total[threadIdx.x] = t;
+    // Thread t owns bins 2t and 2t + 1: their counts, a block-wide exclusive scan, and the thread whose
+    // range holds `rank` names the bin.
+    const int b0 = 2 * static_cast<int>(threadIdx.x);
+    unsigned long long c0 = 0, c1 = 0;
+    for (int c = 0; c < select_copies; ++c) c0 += s.hist[c][b0], c1 += s.hist[c][b0 + 1];
+    const unsigned long long mine = c0 + c1;
+    unsigned long long inclusive = mine;
+    for (int d = 1; d < 32; d <<= 1) {
+      const unsigned long long below = __shfl_up_sync(0xffffffffu, inclusive, d);
+      if (lane >= d) inclusive += below;
+    }
+    if (lane == 31) s.warp_total[warp] = inclusive;
+    __syncthreads();
+    if (warp == 0) {
+      unsigned long long t = s.warp_total[lane];
+      for (int d = 1; d < 32; d <<= 1) {
+        const unsigned long long below = __shfl_up_sync(0xffffffffu, t, d);
+        if (lane >= d) t += below;
+      }
+      s.warp_total[lane] = t;  // inclusive over warps
     }
     __syncthreads();
-    if (threadIdx.x == 0) {
-      unsigned long long below = 0;
-      int bin = 0;
-      for (; bin < 255; ++bin) {
-        if (rank < below + s.total[bin]) break;
-        below += s.total[bin];
-      }
-      s.rank = rank - below;
-      s.prefix = prefix | (static_cast<std::uint32_t>(bin) << shift);
+    if (digit == 0) {
+      finite_count = s.warp_total[noise_warps - 1];
+      if (finite_count == 0) return {NAN, 0};  // the whole block: the count is the same for every thread
+      if (rank_in < 0) rank = static_cast<unsigned long long>(median_rank(static_cast<std::int64_t>(finite_count)));
+    }
+    const unsigned long long start = (warp > 0 ? s.warp_total[warp - 1] : 0) + inclusive - mine;
+    if (rank >= start && rank < start + mine) {
+      const bool first = rank < start + c0;
+      s.rank = rank - (first ? start : start + c0);
+      s.prefix = prefix | (static_cast<std::uint32_t>(first ? b0 : b0 + 1) << shift);
     }
     __syncthreads();
     rank = s.rank;
     prefix = s.prefix;
-    mask |= 255u << shift;
+    mask |= digit_mask << shift;
     __syncthreads();
   }
-  return from_order_key(prefix);
+  return {from_order_key(prefix), finite_count};
 }
 
-__global__ void noise_kernel(const float* filtered, std::int64_t n, double threshold, float* noise_sd, float* level) {
+__global__ void __launch_bounds__(noise_threads)
+    noise_kernel(const float* filtered, std::int64_t n, double threshold, float* noise_sd, float* level) {
+  static_assert(noise_threads * 2 == select_bins && noise_warps == 32, "block_select's scan: 2 bins per thread");
   __shared__ SelectShared s;
   const float* values = filtered + static_cast<std::int64_t>(blockIdx.x) * n;
-  unsigned long long local = 0;
-  for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) local += finite(values[i]) ? 1 : 0;
-  if (threadIdx.x == 0) s.finite_count = 0;
-  __syncthreads();
-  atomicAdd(&s.finite_count, local);
-  __syncthreads();
-  const unsigned long long m = s.finite_count;
+  const Selected median = block_select(values, n, false, 0.f, -1, s);
+  const unsigned long long m = median.finite_count;
   if (m == 0) {
     if (threadIdx.x == 0) noise_sd[blockIdx.x] = level[blockIdx.x] = NAN;
     return;
   }
-  const auto rank = static_cast<unsigned long long>(median_rank(static_cast<std::int64_t>(m)));
-  const float median = block_select(values, n, false, 0.f, rank, s);
-  const float mad = block_select(values, n, true, median, rank, s);
+  const auto rank = static_cast<long long>(median_rank(static_cast<std::int64_t>(m)));
+  const float mad = block_select(values, n, true, median.value, rank, s).value;
   if (threadIdx.x == 0) {
     const float sd = noise_sd_from_mad(mad);
     noise_sd[blockIdx.x] = sd;
@@ -342,15 +446,28 @@ void launch_frame_min(const FrameView& v, float* mins, cudaStream_t stream) {
   NANOSCOPY_CUDA_CHECK_LAUNCH();
 }
 
+bool dog_needs_row_buffers(const DetectWeights& weights) { return !(weights.r1 == 3 && weights.r2 == 8); }
+
 void launch_dog(const FrameView& v, const float* mins, const DetectWeights& weights, const float* norm, float* rows1,
                 float* rows2, float* filtered, cudaStream_t stream) {
   if (v.frames <= 0) return;
   check_grid_frames(v.frames);
-  // The default DoG (sigma 1 and 2.5 px: radii 3 and 8) with unrolled taps; any other with loops.
-  if (weights.r1 == 3 && weights.r2 == 8)
-    dog_passes<3, 8>(v, mins, weights, norm, rows1, rows2, filtered, stream);
-  else
+  // The default DoG (sigma 1 and 2.5 px: radii 3 and 8) in one fused pass; any other in a row and a column
+  // pass with loops over its taps.
+  if (!dog_needs_row_buffers(weights)) {
+    const dim3 grid((v.width + fused_tile - 1) / fused_tile, (v.height + fused_tile - 1) / fused_tile,
+                    static_cast<unsigned>(v.frames));
+    const dim3 block(fused_threads);
+    if (v.raw_u16)
+      fused_dog_kernel<std::uint16_t, 3, 8><<<grid, block, 0, stream>>>(
+          static_cast<const std::uint16_t*>(v.raw), v.width, v.height, mins, weights, norm, filtered);
+    else
+      fused_dog_kernel<float, 3, 8><<<grid, block, 0, stream>>>(static_cast<const float*>(v.raw), v.width, v.height,
+                                                                mins, weights, norm, filtered);
+    NANOSCOPY_CUDA_CHECK_LAUNCH();
+  } else {
     dog_passes<0, 0>(v, mins, weights, norm, rows1, rows2, filtered, stream);
+  }
 }
 
 void launch_noise(const float* filtered, std::int64_t frames, std::int64_t n, double threshold, float* noise_sd,

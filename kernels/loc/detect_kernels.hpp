@@ -30,17 +30,18 @@ struct FrameView {
 // One block of 256 threads per frame: the smallest finite pixel (+inf if none) → mins[frame].
 void launch_frame_min(const FrameView& v, float* mins, cudaStream_t stream);
 
-// Steps 1–2 of detect.hpp. Row pass: blocks of 128 threads over (128-pixel row
-// segments, rows, frames), the segment and its reflected halo in shared memory;
-// each thread writes both Gaussians' row sums (rows1, rows2). Column pass:
-// blocks of 32 × 8 threads over (32 columns × 64 rows, frames), both row-sum
-// tiles plus halos in shared memory; writes filtered = (column sums 1 − 2)·norm
-// (norm: width·height values of dog_noise_normalization, shared by every frame).
+// Steps 1–2 of detect.hpp: filtered = (column sums 1 − 2)·norm (norm: width·height values of
+// dog_noise_normalization, shared by every frame). The default DoG (radii 3 and 8) in one pass: blocks of
+// 256 threads over (32 × 32-pixel tiles, frames), the tile and its reflected halo in shared memory,
+// rows1 and rows2 unused (may be null). Other radii in two: a row pass (blocks of 128 threads over
+// 128-pixel row segments, rows, frames) writes both Gaussians' row sums to rows1 and rows2 (each
+// frames·width·height), and a column pass (32 × 8 threads over 32 columns × 64 rows) sums those.
+bool dog_needs_row_buffers(const DetectWeights& weights);
 void launch_dog(const FrameView& v, const float* mins, const DetectWeights& weights, const float* norm, float* rows1,
                 float* rows2, float* filtered, cudaStream_t stream);
 
-// One block of 1024 threads per frame: exact lower medians by 4 passes of 8-bit
-// radix selection (per-warp shared histograms) over the finite filtered values,
+// One block of 1024 threads per frame: exact lower medians by 3 passes of 11-, 11- and
+// 10-bit radix selection (shared histograms, one per quarter of the warps) over the finite filtered values,
 // then of their absolute deviations: noise_sd[f] = 1.4826·MAD and
 // level[f] = threshold·sd (NaN for a frame without finite values).
 void launch_noise(const float* filtered, std::int64_t frames, std::int64_t n, double threshold, float* noise_sd,

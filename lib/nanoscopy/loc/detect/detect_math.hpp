@@ -53,6 +53,7 @@ NANOSCOPY_HD bool finite(float v) {
 // Index i folded into [0, n) by half-sample symmetric reflection (… 1 0 | 0 1 … n−1 | n−1 n−2 …),
 // for any i (a kernel wider than the frame reflects repeatedly).
 NANOSCOPY_HD int reflect(int i, int n) {
+  if (i >= 0 && i < n) return i;  // inside: no division (the GPU's DoG calls this for every pixel it loads)
   const int period = 2 * n;
   int m = i % period;
   if (m < 0) m += period;
