@@ -77,4 +77,8 @@ void pinned_free(void* p) noexcept {
   munmap(mapping.first, mapping.second);
 }
 
+HostBuffer pinned_host_buffer(std::size_t bytes) {
+  return HostBuffer(pinned_allocate(bytes), [](void* q) { pinned_free(q); });
+}
+
 }  // namespace nanoscopy::cuda

@@ -11,11 +11,15 @@
 
 #include <cstddef>
 
+#include "nanoscopy/core/host_buffer.hpp"
+
 namespace nanoscopy::cuda {
 
 // Throws DeviceError (via the CUDA check) when no pinned memory can be had.
 void* pinned_allocate(std::size_t bytes);
 // A block from pinned_allocate; null is ignored. Never throws.
 void pinned_free(void* p) noexcept;
+// pinned_allocate's block owned by a HostBuffer that frees it with pinned_free (call with the GPU current).
+HostBuffer pinned_host_buffer(std::size_t bytes);
 
 }  // namespace nanoscopy::cuda

@@ -248,7 +248,7 @@ std::int64_t LocalizePlan::localize(const ChunkPixels& c, std::vector<Candidate>
 
 HostBuffer LocalizePlan::allocate_host(std::size_t bytes) {
   DeviceGuard guard(impl_->device);
-  return HostBuffer(pinned_allocate(bytes), [](void* q) { pinned_free(q); });
+  return pinned_host_buffer(bytes);
 }
 
 namespace {

@@ -69,7 +69,7 @@ class CudaEsrrfEngine final : public EsrrfEngine {
 
   HostBuffer allocate_host(std::size_t bytes) override {
     DeviceGuard guard(gpu_);
-    return HostBuffer(pinned_allocate(bytes), [](void* q) { pinned_free(q); });
+    return pinned_host_buffer(bytes);
   }
 
   void accumulate(const EsrrfChunk& chunk) override {
