@@ -11,6 +11,7 @@
 #include <optional>
 #include <ostream>
 #include <sstream>
+#include <stdexcept>
 
 #include "nanoscopy/backend/registry.hpp"
 #include "nanoscopy/config.hpp"
@@ -210,7 +211,7 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
     // runs first: its setup (the CUDA context, kernel loading, buffers) is
     // timed apart, and the pipeline after it starts on a warm device.
     const std::int64_t mem_frames = std::min(o.memory_frames, o.frames);
-    double localize_s = 0, setup_s = 0;
+    double localize_s = 0, setup_s = 0, read_pinned_s = 0;
     std::int64_t mem_candidates = 0;
     // The engines, as many per GPU as fit2d's pipeline uses (or --engines-per-gpu), for the localizer alone and the
     // pipeline.
@@ -245,6 +246,19 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
       }
       while (dispatcher.in_flight() > 0) mem_candidates += static_cast<std::int64_t>(dispatcher.take().candidates.size());
       localize_s = seconds_since(t1);
+      // (d) The pipeline's reading alone once more, into this device's pinned chunk buffers (made before the
+      // clock, handed out in turn) instead of plain memory: the destination the pipeline reads into.
+      std::vector<HostBuffer> pool;
+      for (int b = 0; b < 4; ++b) pool.push_back(engines.front()->allocate_host(static_cast<std::size_t>(o.chunk_frames) * frame_px * 2));
+      read_pinned_s = best_of_passes(stack.string(), false, 3, [&] {
+                        std::size_t next = 0;
+                        return time_frame_source(stack.string(), o.chunk_frames, PixelType::u16, 2, threads, nullptr,
+                                                 [&](std::size_t bytes) {
+                                                   if (next >= pool.size() || bytes > static_cast<std::size_t>(o.chunk_frames) * frame_px * 2)
+                                                     throw std::logic_error("bench localize: pinned pool too small");
+                                                   return HostBuffer(pool[next++].get(), [](void*) {});
+                                                 });
+                      }).seconds;
     }
     // The upload ceiling: every frame crosses PCIe once, so no localizer of these GPUs beats this rate.
     const auto frame_bytes = static_cast<std::size_t>(info.pixels_per_frame()) * 2;  // uint16
@@ -309,6 +323,7 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
                  {"pipeline_s", pipeline_s},
                  {"pipeline_runs_s", pipeline_runs},
                  {"reader_thread_s", summary.read_seconds},
+                 {"read_pinned_frames_per_s", read_pinned_s > 0 ? static_cast<double>(o.frames) / read_pinned_s : 0.0},
                  {"frames_per_s", static_cast<double>(summary.frames) / pipeline_s},
                  {"localizations_per_s", static_cast<double>(summary.localizations) / pipeline_s},
                  {"pipeline_over_read", pipeline_s / read_s},
@@ -376,6 +391,12 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
                                                    fmt(c["localize_only_speedup_vs_one_gpu"].get<double>())
                                              : std::string("–"))
         << " |\n";
+  for (const auto& c : doc["cells"])
+    if (c["read_pinned_frames_per_s"].get<double>() > 0)
+      out << "\nRead alone into " << c["device_name"].get<std::string>()
+          << "'s pinned chunk buffers (what the pipeline reads into), warm, best of three passes: "
+          << fmt(c["read_pinned_frames_per_s"].get<double>(), 4) << " frames/s (into plain memory, above: "
+          << fmt(doc["read_only"]["frames_per_s"].get<double>(), 4) << ")\n";
   if (o.cold) {
     out << "\nCold file (its cached pages dropped before the pass):\n\n"
         << "| device | pipeline s | frames/s | read alone frames/s (" << threads << " threads) | pipeline / read |\n"

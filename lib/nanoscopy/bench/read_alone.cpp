@@ -19,13 +19,14 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 }  // namespace
 
 double time_frame_source(const std::string& path, std::int64_t chunk_frames, PixelType type, int prefetch,
-                         int threads, int* used) {
+                         int threads, int* used, std::function<HostBuffer(std::size_t)> allocate) {
   auto reader = open_stack(path);
   const auto t0 = Clock::now();
   FrameSourceOptions options;
   options.type = type;
   options.prefetch = prefetch;
   options.read_threads = threads;
+  options.allocate = std::move(allocate);
   FrameSource source(*reader, {0, reader->info().frames}, chunk_frames, std::move(options));
   if (used) *used = source.read_threads();
   for (FrameChunk chunk; source.next(chunk);) {

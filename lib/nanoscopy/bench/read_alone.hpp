@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 
+#include "nanoscopy/core/host_buffer.hpp"
 #include "nanoscopy/io/pixel_type.hpp"
 
 namespace nanoscopy {
@@ -16,8 +17,10 @@ namespace nanoscopy {
 // Seconds to take every frame of the stack, in chunks, from a FrameSource with
 // these settings (the reader opened before the clock starts); `threads` is
 // FrameSourceOptions::read_threads. Returns the threads it resolved to in `used`.
+// `allocate` (optional) gives the chunk buffers, as FrameSourceOptions::allocate.
 double time_frame_source(const std::string& path, std::int64_t chunk_frames, PixelType type, int prefetch,
-                         int threads, int* used = nullptr);
+                         int threads, int* used = nullptr,
+                         std::function<HostBuffer(std::size_t)> allocate = {});
 
 // Seconds to read every frame into one chunk buffer with a FrameReader of
 // `threads` readers (sofi's reading; float32 unless the stack is uint16).
