@@ -90,6 +90,26 @@ TEST_CASE("bench io indexes and reads a stack and reports it") {
   CHECK(fs::directory_iterator(dir.path())->path().filename() == "io.json");  // the test stack is removed
 }
 
+TEST_CASE("bench localize: the pipeline beside reading alone (plain and the engine's buffers) and the localizer alone") {
+  TempDir dir;
+  const auto r = bench("localize --devices cpu --frames 300 --size 64 --memory-frames 256 --dir " +
+                       shell_quote(dir.path().string()) + " --json " + shell_quote((dir / "loc.json").string()));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("pinned chunk buffers") != std::string::npos);
+  const auto doc = nlohmann::json::parse(read_file(dir / "loc.json"));
+  CHECK(doc["read_only"]["frames_per_s"].get<double>() > 0);
+  REQUIRE(doc["cells"].size() == 1);
+  const auto& c = doc["cells"][0];
+  CHECK(c["frames"] == 300);
+  CHECK(c["candidates"].get<std::int64_t>() > 0);
+  CHECK(c["localizations"].get<std::int64_t>() > 0);
+  CHECK(c["written"] == c["localizations"]);
+  CHECK(c["pipeline_runs_s"].size() == 3);
+  for (const char* key : {"frames_per_s", "localize_only_frames_per_s", "read_pinned_frames_per_s", "pipeline_over_read"})
+    CHECK(c[key].get<double>() > 0);
+}
+
 TEST_CASE("bench --dir creates the folder it is given") {
   TempDir dir;
   const fs::path fresh = dir / "new" / "deeper";
