@@ -248,17 +248,18 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
       localize_s = seconds_since(t1);
       // (d) The pipeline's reading alone once more, into this device's pinned chunk buffers (made before the
       // clock, handed out in turn) instead of plain memory: the destination the pipeline reads into.
-      std::vector<HostBuffer> pool;
-      for (int b = 0; b < 4; ++b) pool.push_back(engines.front()->allocate_host(static_cast<std::size_t>(o.chunk_frames) * frame_px * 2));
-      read_pinned_s = best_of_passes(stack.string(), false, 3, [&] {
-                        std::size_t next = 0;
-                        return time_frame_source(stack.string(), o.chunk_frames, PixelType::u16, 2, threads, nullptr,
-                                                 [&](std::size_t bytes) {
-                                                   if (next >= pool.size() || bytes > static_cast<std::size_t>(o.chunk_frames) * frame_px * 2)
-                                                     throw std::logic_error("bench localize: pinned pool too small");
-                                                   return HostBuffer(pool[next++].get(), [](void*) {});
-                                                 });
-                      }).seconds;
+      const std::size_t chunk_bytes = static_cast<std::size_t>(o.chunk_frames) * frame_px * 2;
+      std::vector<HostBuffer> pool;  // FrameSource takes prefetch (2) + hold (1) buffers
+      for (int b = 0; b < 4; ++b) pool.push_back(engines.front()->allocate_host(chunk_bytes));
+      const auto one_pass = [&] {
+        std::size_t next = 0;
+        const auto lend = [&](std::size_t bytes) {
+          if (next >= pool.size() || bytes > chunk_bytes) throw std::logic_error("bench localize: pinned pool too small");
+          return HostBuffer(pool[next++].get(), [](void*) {});  // the pool keeps it
+        };
+        return time_frame_source(stack.string(), o.chunk_frames, PixelType::u16, 2, threads, nullptr, lend);
+      };
+      read_pinned_s = best_of_passes(stack.string(), false, 3, one_pass).seconds;
     }
     // The upload ceiling: every frame crosses PCIe once, so no localizer of these GPUs beats this rate.
     const auto frame_bytes = static_cast<std::size_t>(info.pixels_per_frame()) * 2;  // uint16
