@@ -56,21 +56,14 @@ __global__ void frame_min_kernel(const Raw* raw, std::int64_t n, float* mins) {
   if (threadIdx.x == 0) mins[blockIdx.x] = part[0];
 }
 
-// The radii of both Gaussians as compile-time constants (R1, R2 > 0: the default DoG's 3 and 8, whose tap
-// loops unroll with the weights in registers) or from w (0). The sums are the same in either case.
-template <int R1, int R2>
-struct Radii {
-  int r1, r2;
-  __device__ explicit Radii(const DetectWeights& w) : r1(R1 > 0 ? R1 : w.r1), r2(R2 > 0 ? R2 : w.r2) {}
-};
-
+// A DoG other than the default (fused_dog_kernel) in two passes, with loops over its taps: along rows
+// into rows1 and rows2, then down columns into `filtered`.
 // grid (row segments, rows, frames), block row_tile.
-template <typename Raw, int R1, int R2>
+template <typename Raw>
 __global__ void row_kernel(const Raw* raw, int width, int height, const float* mins, DetectWeights w, float* rows1,
                            float* rows2) {
   extern __shared__ float seg[];  // row_tile + 2·r values
-  const Radii<R1, R2> rr(w);
-  const int r = rr.r1 > rr.r2 ? rr.r1 : rr.r2;
+  const int r = w.r1 > w.r2 ? w.r1 : w.r2;
   const int f = blockIdx.z, y = blockIdx.y;
   const int x0 = blockIdx.x * row_tile;
   const std::int64_t n = static_cast<std::int64_t>(width) * height;
@@ -82,26 +75,22 @@ __global__ void row_kernel(const Raw* raw, int width, int height, const float* m
   const int x = x0 + threadIdx.x;
   if (x >= width) return;
   float a1 = 0.f, a2 = 0.f;
-  const float* p1 = seg + threadIdx.x + r - rr.r1;
-#pragma unroll
-  for (int k = 0; k <= 2 * rr.r1; ++k) a1 = add(a1, mul(w.w1[k], p1[k]));
-  const float* p2 = seg + threadIdx.x + r - rr.r2;
-#pragma unroll
-  for (int k = 0; k <= 2 * rr.r2; ++k) a2 = add(a2, mul(w.w2[k], p2[k]));
+  const float* p1 = seg + threadIdx.x + r - w.r1;
+  for (int k = 0; k <= 2 * w.r1; ++k) a1 = add(a1, mul(w.w1[k], p1[k]));
+  const float* p2 = seg + threadIdx.x + r - w.r2;
+  for (int k = 0; k <= 2 * w.r2; ++k) a2 = add(a2, mul(w.w2[k], p2[k]));
   const std::int64_t o = f * n + static_cast<std::int64_t>(y) * width + x;
   rows1[o] = a1;
   rows2[o] = a2;
 }
 
 // grid (column tiles, row tiles, frames), block (col_tile_x, col_threads_y).
-template <int R1, int R2>
 __global__ void column_kernel(int width, int height, DetectWeights w, const float* rows1, const float* rows2,
                               const float* norm, float* filtered) {
   constexpr int span = col_tile_y + 2 * kMaxDogRadius;
   __shared__ float s1[span][col_tile_x];
   __shared__ float s2[span][col_tile_x];
-  const Radii<R1, R2> rr(w);
-  const int r = rr.r1 > rr.r2 ? rr.r1 : rr.r2;
+  const int r = w.r1 > w.r2 ? w.r1 : w.r2;
   const int f = blockIdx.z;
   const int x = blockIdx.x * col_tile_x + threadIdx.x;
   const int y0 = blockIdx.y * col_tile_y;
@@ -119,10 +108,8 @@ __global__ void column_kernel(int width, int height, DetectWeights w, const floa
     const int y = y0 + o;
     if (y >= height) break;
     float a1 = 0.f, a2 = 0.f;
-#pragma unroll
-    for (int k = 0; k <= 2 * rr.r1; ++k) a1 = add(a1, mul(w.w1[k], s1[o + r - rr.r1 + k][threadIdx.x]));
-#pragma unroll
-    for (int k = 0; k <= 2 * rr.r2; ++k) a2 = add(a2, mul(w.w2[k], s2[o + r - rr.r2 + k][threadIdx.x]));
+    for (int k = 0; k <= 2 * w.r1; ++k) a1 = add(a1, mul(w.w1[k], s1[o + r - w.r1 + k][threadIdx.x]));
+    for (int k = 0; k <= 2 * w.r2; ++k) a2 = add(a2, mul(w.w2[k], s2[o + r - w.r2 + k][threadIdx.x]));
     const std::int64_t p = static_cast<std::int64_t>(y) * width + x;
     filtered[base + p] = mul(sub(a1, a2), norm[p]);
   }
@@ -412,23 +399,22 @@ void check_grid_frames(std::int64_t frames) {
   if (frames > 65535) throw UsageError("detect", "more than 65535 frames in one launch");
 }
 
-template <int R1, int R2>
 void dog_passes(const FrameView& v, const float* mins, const DetectWeights& weights, const float* norm, float* rows1,
                 float* rows2, float* filtered, cudaStream_t stream) {
   const int r = weights.r1 > weights.r2 ? weights.r1 : weights.r2;
   const dim3 row_grid((v.width + row_tile - 1) / row_tile, v.height, static_cast<unsigned>(v.frames));
   const std::size_t row_shared = sizeof(float) * (row_tile + 2 * r);
   if (v.raw_u16)
-    row_kernel<std::uint16_t, R1, R2><<<row_grid, row_tile, row_shared, stream>>>(
+    row_kernel<std::uint16_t><<<row_grid, row_tile, row_shared, stream>>>(
         static_cast<const std::uint16_t*>(v.raw), v.width, v.height, mins, weights, rows1, rows2);
   else
-    row_kernel<float, R1, R2><<<row_grid, row_tile, row_shared, stream>>>(static_cast<const float*>(v.raw), v.width,
-                                                                          v.height, mins, weights, rows1, rows2);
+    row_kernel<float><<<row_grid, row_tile, row_shared, stream>>>(static_cast<const float*>(v.raw), v.width, v.height,
+                                                                  mins, weights, rows1, rows2);
   NANOSCOPY_CUDA_CHECK_LAUNCH();
   const dim3 col_grid((v.width + col_tile_x - 1) / col_tile_x, (v.height + col_tile_y - 1) / col_tile_y,
                       static_cast<unsigned>(v.frames));
-  column_kernel<R1, R2><<<col_grid, dim3(col_tile_x, col_threads_y), 0, stream>>>(v.width, v.height, weights, rows1,
-                                                                                  rows2, norm, filtered);
+  column_kernel<<<col_grid, dim3(col_tile_x, col_threads_y), 0, stream>>>(v.width, v.height, weights, rows1, rows2,
+                                                                          norm, filtered);
   NANOSCOPY_CUDA_CHECK_LAUNCH();
 }
 
@@ -466,7 +452,7 @@ void launch_dog(const FrameView& v, const float* mins, const DetectWeights& weig
                                                                 mins, weights, norm, filtered);
     NANOSCOPY_CUDA_CHECK_LAUNCH();
   } else {
-    dog_passes<0, 0>(v, mins, weights, norm, rows1, rows2, filtered, stream);
+    dog_passes(v, mins, weights, norm, rows1, rows2, filtered, stream);
   }
 }
 
