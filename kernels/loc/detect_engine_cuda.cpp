@@ -53,6 +53,7 @@ struct DetectPlan::Impl {
   int device = 0;
   DetectSettings settings;
   DetectWeights weights;
+  unsigned noise_list = 0;  // noise_list_capacity on this device
   detect_detail::NetGradientUnits units = detect_detail::net_gradient_units();
   Stream stream;  // for detect() from host frames
   DeviceBuffer<unsigned char> upload;
@@ -80,6 +81,7 @@ DetectPlan::DetectPlan(int device, const DetectSettings& settings, std::vector<R
   impl_->device = device;
   impl_->settings = settings;
   impl_->weights = make_weights(settings);
+  impl_->noise_list = noise_list_capacity(device);
   impl_->regions = std::move(regions);
   impl_->counter = DeviceBuffer<unsigned long long>(2);
 }
@@ -166,7 +168,7 @@ std::int64_t DetectPlan::detect_device(const void* d_frames, PixelType type, std
     stage_mark(stream, "detect: frame min");
     launch_dog(v, im.mins.get(), im.weights, im.norm.get(), im.rows1.get(), im.rows2.get(), im.filtered.get(), stream);
     stage_mark(stream, "detect: DoG");
-    launch_noise(im.filtered.get(), nb, n, im.settings.threshold, im.noise_sd.get(), im.level.get(), stream);
+    launch_noise(im.filtered.get(), nb, n, im.settings.threshold, im.noise_list, im.noise_sd.get(), im.level.get(), stream);
     stage_mark(stream, "detect: noise");
     NANOSCOPY_CUDA_CHECK(cudaMemsetAsync(im.counter.get(), 0, 2 * sizeof(unsigned long long), stream));
     launch_maxima(v, im.filtered.get(), im.level.get(), im.settings, im.regions.empty() ? nullptr : im.inside.get(),

@@ -19,8 +19,11 @@ constexpr int col_threads_y = 8;
 constexpr int noise_threads = 1024;
 constexpr int noise_warps = noise_threads / 32;
 
+// One block of frame_min_threads per frame: a full multiprocessor's worth of loads in flight for each frame.
+constexpr int frame_min_threads = 1024;
+
 template <typename Raw>
-__global__ void frame_min_kernel(const Raw* raw, std::int64_t n, float* mins) {
+__global__ void __launch_bounds__(frame_min_threads) frame_min_kernel(const Raw* raw, std::int64_t n, float* mins) {
   const Raw* frame = raw + static_cast<std::int64_t>(blockIdx.x) * n;
   float m = INFINITY;
   // 16-byte loads where the frame starts on 16 bytes (every frame does in a cudaMalloc'ed chunk of whole
@@ -46,14 +49,16 @@ __global__ void frame_min_kernel(const Raw* raw, std::int64_t n, float* mins) {
       if (finite(v)) m = fminf(m, v);
     }
   }
-  __shared__ float part[256];
-  part[threadIdx.x] = m;
+  // The minimum is exact in any order: within each warp by shuffles, then over the warps.
+  for (int d = 16; d > 0; d /= 2) m = fminf(m, __shfl_xor_sync(0xffffffffu, m, d));
+  __shared__ float part[frame_min_threads / 32];
+  if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = m;
   __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s /= 2) {
-    if (threadIdx.x < s) part[threadIdx.x] = fminf(part[threadIdx.x], part[threadIdx.x + s]);
-    __syncthreads();
+  if (threadIdx.x < 32) {
+    m = threadIdx.x < blockDim.x / 32 ? part[threadIdx.x] : INFINITY;
+    for (int d = 16; d > 0; d /= 2) m = fminf(m, __shfl_xor_sync(0xffffffffu, m, d));
+    if (threadIdx.x == 0) mins[blockIdx.x] = m;
   }
-  if (threadIdx.x == 0) mins[blockIdx.x] = part[0];
 }
 
 // A DoG other than the default (fused_dog_kernel) in two passes, with loops over its taps: along rows
@@ -63,7 +68,7 @@ template <typename Raw>
 __global__ void row_kernel(const Raw* raw, int width, int height, const float* mins, DetectWeights w, float* rows1,
                            float* rows2) {
   extern __shared__ float seg[];  // row_tile + 2·r values
-  const int r = w.r1 > w.r2 ? w.r1 : w.r2;
+  const int r = w.reach();
   const int f = blockIdx.z, y = blockIdx.y;
   const int x0 = blockIdx.x * row_tile;
   const std::int64_t n = static_cast<std::int64_t>(width) * height;
@@ -90,7 +95,7 @@ __global__ void column_kernel(int width, int height, DetectWeights w, const floa
   constexpr int span = col_tile_y + 2 * kMaxDogRadius;
   __shared__ float s1[span][col_tile_x];
   __shared__ float s2[span][col_tile_x];
-  const int r = w.r1 > w.r2 ? w.r1 : w.r2;
+  const int r = w.reach();
   const int f = blockIdx.z;
   const int x = blockIdx.x * col_tile_x + threadIdx.x;
   const int y0 = blockIdx.y * col_tile_y;
@@ -189,10 +194,13 @@ __global__ void __launch_bounds__(fused_threads)
 }
 
 // Radix selection in three digits of 11, 11 and 10 bits (bins of the top digit: sign, exponent and two
-// mantissa bits), so each of the two selections of a frame reads it 3 times, and the first pass of the median
-// counts the finite values too: 6 passes over the frame instead of 9 with 8-bit digits and a counting pass.
+// mantissa bits), so each of the two selections of a frame reads it at most 3 times, and the first pass of the
+// median counts the finite values too. The second pass also copies the keys of the first digit's bin into
+// shared memory when they fit (its count is known from the first pass: a few hundred to a few thousand of a
+// 256² frame), and the third digit is counted from there: 4 passes over the frame in global memory instead of 6.
 constexpr int select_bins = 2048;
 constexpr int select_copies = 4;  // histograms, one per quarter of the warps: fewer atomics on one address
+constexpr int select_list_max = 16384;  // keys kept in shared memory (64 KiB), where the device has room
 __device__ constexpr int select_shift(int digit) { return digit == 0 ? 21 : digit == 1 ? 10 : 0; }
 __device__ constexpr int select_bits(int digit) { return digit == 2 ? 10 : 11; }
 
@@ -201,6 +209,8 @@ struct SelectShared {
   unsigned long long warp_total[noise_warps];
   std::uint32_t prefix;
   unsigned long long rank;
+  unsigned long long bucket;  // values in the bin just chosen
+  unsigned listed;            // keys in the list
 };
 
 // Adds one value per lane of the warp (all 32 lanes call it together) to the warp's histogram, bin
@@ -220,47 +230,77 @@ __device__ void warp_count(unsigned* hist, unsigned bin) {
     atomicAdd(&hist[bin], 1u);
 }
 
+// Appends the keys of the lanes that `keep` one (all 32 lanes call it together) to `list`, one
+// shared-memory atomic per warp. The order in the list does not matter: it is only counted.
+__device__ void warp_append(std::uint32_t* list, unsigned* listed, bool keep, std::uint32_t key) {
+  const unsigned kept = __ballot_sync(0xffffffffu, keep);
+  if (kept == 0) return;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int leader = __ffs(kept) - 1;
+  unsigned base = 0;
+  if (lane == leader) base = atomicAdd(listed, static_cast<unsigned>(__popc(kept)));
+  base = __shfl_sync(0xffffffffu, base, leader);
+  if (keep) list[base + static_cast<unsigned>(__popc(kept & ((1u << lane) - 1u)))] = key;
+}
+
 // The value of rank `rank` among the finite keys of (deviation ? |v − centre| : v). With rank < 0 it is the
 // lower median's, from the count of finite values that the first pass makes; the count comes back with the
-// value (0: no finite value, the value is meaningless). Block of noise_threads (2 bins per thread in the scan).
+// value (0: no finite value, the value is meaningless). Block of noise_threads (2 bins per thread in the scan);
+// `list`: room for list_capacity keys in shared memory (0: none, every pass reads `values`).
 struct Selected {
   float value;
   unsigned long long finite_count;
 };
 
 __device__ Selected block_select(const float* values, std::int64_t n, bool deviation, float centre, long long rank_in,
-                                 SelectShared& s) {
+                                 SelectShared& s, std::uint32_t* list, unsigned list_capacity) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   unsigned* hist = s.hist[warp % select_copies];
   std::uint32_t prefix = 0, mask = 0;
   unsigned long long rank = rank_in < 0 ? 0 : static_cast<unsigned long long>(rank_in), finite_count = 0;
+  bool listing = false, listed = false;  // this pass fills the list; the next reads it
   for (int digit = 0; digit < 3; ++digit) {
     const int shift = select_shift(digit);
     const std::uint32_t digit_mask = (1u << select_bits(digit)) - 1u;
     for (int i = threadIdx.x; i < select_copies * select_bins; i += blockDim.x) (&s.hist[0][0])[i] = 0;
+    if (listing && threadIdx.x == 0) s.listed = 0;
     __syncthreads();
-    // The bin of one value, select_bins for none (not finite, or outside the prefix).
-    const auto bin_of = [&](float v) {
-      if (!finite(v)) return static_cast<unsigned>(select_bins);
-      if (deviation) v = fabsf(sub(v, centre));
-      const std::uint32_t key = order_key(v);
+    // The bin of one key, select_bins for none (outside the prefix).
+    const auto bin_of_key = [&](std::uint32_t key) {
       return (key & mask) == prefix ? (key >> shift) & digit_mask : static_cast<unsigned>(select_bins);
     };
-    if (n % 4 == 0 && reinterpret_cast<std::uintptr_t>(values) % 16 == 0) {  // 4 values per 16-byte load
+    // One value of the frame: counted, and listed when this pass lists the prefix's keys.
+    const auto visit = [&](float v) {
+      std::uint32_t key = 0;
+      unsigned bin = select_bins;
+      if (finite(v)) {
+        key = order_key(deviation ? fabsf(sub(v, centre)) : v);
+        bin = bin_of_key(key);
+      }
+      warp_count(hist, bin);
+      if (listing) warp_append(list, &s.listed, bin < select_bins, key);
+    };
+    if (listed) {
+      const unsigned m = s.listed;
+      for (unsigned base = 0; base < m; base += blockDim.x) {  // the same trip count for a whole warp
+        const unsigned i = base + threadIdx.x;
+        warp_count(hist, i < m ? bin_of_key(list[i]) : static_cast<unsigned>(select_bins));
+      }
+    } else if (n % 4 == 0 && reinterpret_cast<std::uintptr_t>(values) % 16 == 0) {  // 4 values per 16-byte load
       const float4* q = reinterpret_cast<const float4*>(values);
       const std::int64_t n4 = n / 4;
       for (std::int64_t base = 0; base < n4; base += blockDim.x) {  // the same trip count for a whole warp
         const std::int64_t i = base + threadIdx.x;
         const float4 v = i < n4 ? q[i] : make_float4(NAN, NAN, NAN, NAN);
-        warp_count(hist, bin_of(v.x));
-        warp_count(hist, bin_of(v.y));
-        warp_count(hist, bin_of(v.z));
-        warp_count(hist, bin_of(v.w));
+        visit(v.x);
+        visit(v.y);
+        visit(v.z);
+        visit(v.w);
       }
     } else {
-      for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-        const unsigned b = bin_of(values[i]);
-        if (b < select_bins) atomicAdd(&hist[b], 1u);
+      for (std::int64_t base = 0; base < n; base += blockDim.x) {
+        const std::int64_t i = base + threadIdx.x;
+        visit(i < n ? values[i] : NAN);
       }
     }
     __syncthreads();
@@ -296,29 +336,35 @@ __device__ Selected block_select(const float* values, std::int64_t n, bool devia
       const bool first = rank < start + c0;
       s.rank = rank - (first ? start : start + c0);
       s.prefix = prefix | (static_cast<std::uint32_t>(first ? b0 : b0 + 1) << shift);
+      s.bucket = first ? c0 : c1;
     }
     __syncthreads();
     rank = s.rank;
     prefix = s.prefix;
     mask |= digit_mask << shift;
+    listed = listing;
+    // The next pass lists the chosen bin's keys if they fit (the same answer in every thread).
+    listing = digit == 0 && s.bucket <= list_capacity;
     __syncthreads();
   }
   return {from_order_key(prefix), finite_count};
 }
 
 __global__ void __launch_bounds__(noise_threads)
-    noise_kernel(const float* filtered, std::int64_t n, double threshold, float* noise_sd, float* level) {
+    noise_kernel(const float* filtered, std::int64_t n, double threshold, unsigned list_capacity, float* noise_sd,
+                 float* level) {
   static_assert(noise_threads * 2 == select_bins && noise_warps == 32, "block_select's scan: 2 bins per thread");
   __shared__ SelectShared s;
+  extern __shared__ std::uint32_t list[];  // list_capacity keys
   const float* values = filtered + static_cast<std::int64_t>(blockIdx.x) * n;
-  const Selected median = block_select(values, n, false, 0.f, -1, s);
+  const Selected median = block_select(values, n, false, 0.f, -1, s, list, list_capacity);
   const unsigned long long m = median.finite_count;
   if (m == 0) {
     if (threadIdx.x == 0) noise_sd[blockIdx.x] = level[blockIdx.x] = NAN;
     return;
   }
   const auto rank = static_cast<long long>(median_rank(static_cast<std::int64_t>(m)));
-  const float mad = block_select(values, n, true, median.value, rank, s).value;
+  const float mad = block_select(values, n, true, median.value, rank, s, list, list_capacity).value;
   if (threadIdx.x == 0) {
     const float sd = noise_sd_from_mad(mad);
     noise_sd[blockIdx.x] = sd;
@@ -326,19 +372,22 @@ __global__ void __launch_bounds__(noise_threads)
   }
 }
 
+// grid (pixel blocks of a frame, frames): the frame is the block's y index, so no thread divides a 64-bit index
+// (a long software routine on the GPU, which every pixel paid before its level test); frames have < 2^32 pixels.
 template <typename Raw>
-__global__ void maxima_kernel(const Raw* raw, const float* filtered, const float* level, std::int64_t total, int width,
-                              int height, int box, int border, const unsigned char* inside, unsigned long long* keys,
+__global__ void maxima_kernel(const Raw* raw, const float* filtered, const float* level, int width, int height,
+                              int box, int border, const unsigned char* inside, unsigned long long* keys,
                               unsigned long long* count, unsigned long long* outside, std::int64_t capacity,
                               float net_gradient_below, NetGradientUnits units) {
-  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= total) return;
   const std::int64_t n = static_cast<std::int64_t>(width) * height;
-  const std::int64_t f = i / n;
+  const std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (p >= n) return;
+  const std::int64_t f = blockIdx.y;
+  const std::int64_t i = f * n + p;
   const float lv = level[f];
   if (!(filtered[i] > lv)) return;
-  const int p = static_cast<int>(i - f * n);
-  const int y = p / width, x = p - y * width;
+  const unsigned q = static_cast<unsigned>(p);
+  const int y = static_cast<int>(q / static_cast<unsigned>(width)), x = static_cast<int>(q - static_cast<unsigned>(y) * width);
   if (!is_candidate(filtered + f * n, raw + f * n, width, height, x, y, box, border, lv)) return;
   // Below the minimum net gradient it is no candidate at all (detect.cpp drops it at the same point).
   if (net_gradient_below > 0.0f &&
@@ -401,7 +450,7 @@ void check_grid_frames(std::int64_t frames) {
 
 void dog_passes(const FrameView& v, const float* mins, const DetectWeights& weights, const float* norm, float* rows1,
                 float* rows2, float* filtered, cudaStream_t stream) {
-  const int r = weights.r1 > weights.r2 ? weights.r1 : weights.r2;
+  const int r = weights.reach();
   const dim3 row_grid((v.width + row_tile - 1) / row_tile, v.height, static_cast<unsigned>(v.frames));
   const std::size_t row_shared = sizeof(float) * (row_tile + 2 * r);
   if (v.raw_u16)
@@ -426,9 +475,9 @@ void launch_frame_min(const FrameView& v, float* mins, cudaStream_t stream) {
   if (v.frames > 0x7fffffff) throw UsageError("detect", "too many frames for one launch");
   const unsigned grid = static_cast<unsigned>(v.frames);
   if (v.raw_u16)
-    frame_min_kernel<<<grid, 256, 0, stream>>>(static_cast<const std::uint16_t*>(v.raw), n, mins);
+    frame_min_kernel<<<grid, frame_min_threads, 0, stream>>>(static_cast<const std::uint16_t*>(v.raw), n, mins);
   else
-    frame_min_kernel<<<grid, 256, 0, stream>>>(static_cast<const float*>(v.raw), n, mins);
+    frame_min_kernel<<<grid, frame_min_threads, 0, stream>>>(static_cast<const float*>(v.raw), n, mins);
   NANOSCOPY_CUDA_CHECK_LAUNCH();
 }
 
@@ -456,11 +505,30 @@ void launch_dog(const FrameView& v, const float* mins, const DetectWeights& weig
   }
 }
 
-void launch_noise(const float* filtered, std::int64_t frames, std::int64_t n, double threshold, float* noise_sd,
-                  float* level, cudaStream_t stream) {
+unsigned noise_list_capacity(int device) {
+  cudaDeviceProp prop{};
+  NANOSCOPY_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  cudaFuncAttributes attributes{};
+  NANOSCOPY_CUDA_CHECK(cudaFuncGetAttributes(&attributes, noise_kernel));
+  // As much as leaves room for as many blocks per multiprocessor as its threads allow (2 on sm_80 and sm_90,
+  // 1 on sm_75, sm_86 and sm_89), so the list never costs occupancy.
+  const std::size_t blocks = std::max(1, prop.maxThreadsPerMultiProcessor / noise_threads);
+  const std::size_t per_block = std::min<std::size_t>(prop.sharedMemPerBlockOptin,
+                                                      prop.sharedMemPerMultiprocessor / blocks - prop.reservedSharedMemPerBlock);
+  const std::size_t room = per_block > attributes.sharedSizeBytes ? per_block - attributes.sharedSizeBytes : 0;
+  const std::size_t keys = std::min<std::size_t>(select_list_max, room / sizeof(std::uint32_t)) / 256 * 256;
+  if (keys < 1024) return 0;  // too small to hold a typical bin: every pass reads global memory
+  NANOSCOPY_CUDA_CHECK(cudaFuncSetAttribute(noise_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(keys * sizeof(std::uint32_t))));
+  return static_cast<unsigned>(keys);
+}
+
+void launch_noise(const float* filtered, std::int64_t frames, std::int64_t n, double threshold,
+                  unsigned list_capacity, float* noise_sd, float* level, cudaStream_t stream) {
   if (frames <= 0) return;
   if (frames > 0x7fffffff) throw UsageError("detect", "too many frames for one launch");
-  noise_kernel<<<static_cast<unsigned>(frames), noise_threads, 0, stream>>>(filtered, n, threshold, noise_sd, level);
+  noise_kernel<<<static_cast<unsigned>(frames), noise_threads, list_capacity * sizeof(std::uint32_t), stream>>>(
+      filtered, n, threshold, list_capacity, noise_sd, level);
   NANOSCOPY_CUDA_CHECK_LAUNCH();
 }
 
@@ -468,18 +536,20 @@ void launch_maxima(const FrameView& v, const float* filtered, const float* level
                    const unsigned char* inside, unsigned long long* keys, unsigned long long* count,
                    unsigned long long* outside, std::int64_t capacity, const NetGradientUnits& units,
                    cudaStream_t stream) {
-  const std::int64_t total = v.frames * v.width * v.height;
-  if (total <= 0) return;
+  if (v.frames <= 0) return;
+  check_grid_frames(v.frames);
+  if (static_cast<std::int64_t>(v.width) * v.height > 0xffffffffLL) throw UsageError("detect", "frame too large");
   constexpr int threads = 256;
-  const unsigned grid = blocks_for(total, threads);
+  const dim3 grid(blocks_for(static_cast<std::int64_t>(v.width) * v.height, threads), static_cast<unsigned>(v.frames));
+  const float floor = net_gradient_floor(settings.min_net_gradient);
   if (v.raw_u16)
-    maxima_kernel<<<grid, threads, 0, stream>>>(
-        static_cast<const std::uint16_t*>(v.raw), filtered, level, total, v.width, v.height, settings.box,
-        settings.border, inside, keys, count, outside, capacity, net_gradient_floor(settings.min_net_gradient), units);
-  else
-    maxima_kernel<<<grid, threads, 0, stream>>>(static_cast<const float*>(v.raw), filtered, level, total, v.width,
+    maxima_kernel<<<grid, threads, 0, stream>>>(static_cast<const std::uint16_t*>(v.raw), filtered, level, v.width,
                                                 v.height, settings.box, settings.border, inside, keys, count, outside,
-                                                capacity, net_gradient_floor(settings.min_net_gradient), units);
+                                                capacity, floor, units);
+  else
+    maxima_kernel<<<grid, threads, 0, stream>>>(static_cast<const float*>(v.raw), filtered, level, v.width, v.height,
+                                                settings.box, settings.border, inside, keys, count, outside, capacity,
+                                                floor, units);
   NANOSCOPY_CUDA_CHECK_LAUNCH();
 }
 

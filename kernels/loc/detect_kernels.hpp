@@ -18,6 +18,8 @@ struct DetectWeights {
   float w1[2 * kMaxDogRadius + 1];
   float w2[2 * kMaxDogRadius + 1];
   int r1 = 0, r2 = 0;  // taps = 2r + 1
+  // The halo both Gaussians need: the larger radius.
+  __host__ __device__ int reach() const { return r1 > r2 ? r1 : r2; }
 };
 
 struct FrameView {
@@ -43,9 +45,13 @@ void launch_dog(const FrameView& v, const float* mins, const DetectWeights& weig
 // One block of 1024 threads per frame: exact lower medians by 3 passes of 11-, 11- and
 // 10-bit radix selection (shared histograms, one per quarter of the warps) over the finite filtered values,
 // then of their absolute deviations: noise_sd[f] = 1.4826·MAD and
-// level[f] = threshold·sd (NaN for a frame without finite values).
-void launch_noise(const float* filtered, std::int64_t frames, std::int64_t n, double threshold, float* noise_sd,
-                  float* level, cudaStream_t stream);
+// level[f] = threshold·sd (NaN for a frame without finite values). The third pass of each reads the keys
+// that the second copied to shared memory (list_capacity of them, from noise_list_capacity) when they fit.
+// noise_list_capacity: keys that fit beside the kernel's histograms on `device` (the current one) without
+// costing occupancy, the kernel's shared-memory limit raised to match (0: no room, three global passes).
+unsigned noise_list_capacity(int device);
+void launch_noise(const float* filtered, std::int64_t frames, std::int64_t n, double threshold,
+                  unsigned list_capacity, float* noise_sd, float* level, cudaStream_t stream);
 
 // One thread per pixel: candidates (detect_detail::is_candidate) are appended
 // as linear pixel indices (frame·n + y·width + x) to keys[atomicAdd(count)];

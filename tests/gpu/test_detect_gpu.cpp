@@ -154,6 +154,20 @@ TEST_CASE("CUDA detection equals the CPU reference: edge sizes and settings") {
   check_backends_agree(random_frames(10, 100, 80, 13), s, "min net gradient 1500");
 }
 
+TEST_CASE("CUDA detection equals the CPU reference when the noise step's bins overflow shared memory") {
+  // The noise step copies the keys of the bin that holds the median (and then the MAD) to shared memory when
+  // they fit (at most 16384) and reads global memory three times when they do not. Here the left three quarters
+  // of each 384² frame are flat: their filtered values are one number, the median's bin holds about 80k of them,
+  // and both selections take the global path; the right quarter keeps noise and spots.
+  Frames f = random_frames(4, 384, 384, 14);
+  for (std::int64_t t = 0; t < f.count; ++t)
+    for (int y = 0; y < f.height; ++y)
+      for (int x = 0; x < 288; ++x) f.pixels[static_cast<std::size_t>((t * f.height + y) * f.width + x)] = 320.f;
+  check_backends_agree(f, DetectSettings{}, "384² frames, three quarters flat");
+  // And the listed path on large frames of noise and spots only (a bin of a few thousand keys).
+  check_backends_agree(random_frames(3, 512, 512, 15), DetectSettings{}, "512² random");
+}
+
 TEST_CASE("CUDA detection equals the CPU reference with NaN, constant and empty frames") {
   check_backends_agree(random_frames(20, 96, 64, 12, true), DetectSettings{}, "NaN blocks");
   Frames odd;
