@@ -137,7 +137,9 @@ struct State {
   DeviceBuffer<float> shift;
   DeviceBuffer<double> frame_sum, terms, mean;
   std::vector<DeviceBuffer<double>> planes;
-  std::array<PinnedBuffer<float>, 2> host;     // chunk frames as float32 (uint16 chunks use the first half)
+  // The chunk frames on the host, made by the first input_buffer() for the type it is asked for: a uint16
+  // movie pins half the memory of float32 frames, and pinning is most of the engine's set-up.
+  std::array<PinnedBuffer<unsigned char>, 2> host;
   std::array<DeviceBuffer<float>, 2> frames;   // the uploaded chunks
   std::array<Event, 2> uploaded{Event(cudaEventDisableTiming), Event(cudaEventDisableTiming)};
   std::array<Event, 2> consumed{Event(cudaEventDisableTiming), Event(cudaEventDisableTiming)};
@@ -151,10 +153,7 @@ struct State {
     for (std::size_t i = 0; i < p.planes.size(); ++i)
       planes.emplace_back(static_cast<std::size_t>(p.plane_width(static_cast<int>(i)) *
                                                    p.plane_height(static_cast<int>(i))));
-    for (int b = 0; b < 2; ++b) {
-      frames[static_cast<std::size_t>(b)] = DeviceBuffer<float>(static_cast<std::size_t>(chunk) * n);
-      host[static_cast<std::size_t>(b)] = PinnedBuffer<float>(static_cast<std::size_t>(chunk) * n);
-    }
+    for (int b = 0; b < 2; ++b) frames[static_cast<std::size_t>(b)] = DeviceBuffer<float>(static_cast<std::size_t>(chunk) * n);
   }
 };
 
@@ -218,12 +217,16 @@ class CudaSofiEngine final : public SofiEngine {
   std::string name() const override { return name_; }
   std::int64_t chunk_capacity() const override { return chunk_; }
 
-  void* input_buffer() override {
+  void* input_buffer(PixelType type) override {
+    if (type != PixelType::u16 && type != PixelType::f32) throw std::logic_error("sofi engines take uint16 or float32 frames");
     DeviceGuard guard(gpu_);
     current_ ^= 1;
+    const auto b = static_cast<std::size_t>(current_);
     // The buffer's previous upload must be done before the host overwrites it.
-    st_->uploaded[static_cast<std::size_t>(current_)].synchronize();
-    return st_->host[static_cast<std::size_t>(current_)].get();
+    st_->uploaded[b].synchronize();
+    const std::size_t bytes = static_cast<std::size_t>(chunk_ * plan_.pixels()) * bytes_per_pixel(type);
+    if (st_->host[b].size() < bytes) st_->host[b] = PinnedBuffer<unsigned char>(bytes);
+    return st_->host[b].get();
   }
 
   void start_block(std::span<const float> shift) override {
@@ -250,6 +253,7 @@ class CudaSofiEngine final : public SofiEngine {
     const bool f32 = chunk.type == PixelType::f32;
     const std::size_t bytes =
         static_cast<std::size_t>(chunk.count * plan_.pixels()) * (f32 ? sizeof(float) : sizeof(std::uint16_t));
+    if (st_->host[b].size() < bytes) throw std::logic_error("sofi chunk not in a buffer from input_buffer() for its type");
     const cudaStream_t copy = st_->copy.get(), compute = st_->compute.get();
     // Upload after the kernel that last read this device buffer.
     NANOSCOPY_CUDA_CHECK(cudaStreamWaitEvent(copy, st_->consumed[b].get(), 0));

@@ -122,7 +122,7 @@ std::vector<BlockSums> feed(SofiEngine& engine, const SofiProblem& plan, const s
       chunk.tuple_end = te;
       chunk.sum_end = se;
       chunk.block_end = b1;
-      void* buf = engine.input_buffer();
+      void* buf = engine.input_buffer(type);
       const float* src = frames.data() + c * n;
       const std::size_t values = static_cast<std::size_t>(chunk.count * n);
       if (type == PixelType::u16) {
@@ -350,7 +350,7 @@ TEST_CASE("CUDA SOFI timing" * doctest::skip()) {
       auto engine = make_sofi_engine(dev, plan, chunk);
       REQUIRE(engine->chunk_capacity() == chunk);
       // prefill both pinned buffers
-      for (int i = 0; i < 2; ++i) std::memcpy(engine->input_buffer(), host.data(), host.size() * 2);
+      for (int i = 0; i < 2; ++i) std::memcpy(engine->input_buffer(PixelType::u16), host.data(), host.size() * 2);
       const auto t0 = clock::now();
       std::int64_t total = 0;
       for (std::int64_t b = 0; b < blocks; ++b) {
@@ -366,7 +366,7 @@ TEST_CASE("CUDA SOFI timing" * doctest::skip()) {
           ch.tuple_end = te;
           ch.sum_end = se;
           ch.block_end = b1;
-          void* buf = engine->input_buffer();
+          void* buf = engine->input_buffer(PixelType::u16);
           if (copy_each) std::memcpy(buf, host.data(), static_cast<std::size_t>(ch.count * n) * 2);
           engine->accumulate(ch);
         }

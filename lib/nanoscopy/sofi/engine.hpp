@@ -5,7 +5,7 @@
 //
 // A run walks blocks of frames (runner.hpp). For each block:
 //   start_block(K)                      K = the block's first frame (float32)
-//   repeat: buf = input_buffer(); read frames into buf; accumulate(chunk)
+//   repeat: buf = input_buffer(type); read frames into buf; accumulate(chunk)
 //   finish_block(frames, tuples)        the block's cumulants -> plane sums
 // or, for a block only partly inside a --partial range, read_block() instead of
 // finish_block(): the raw sums go to the partial file and are finished at merge.
@@ -25,7 +25,7 @@
 namespace nanoscopy {
 
 // One chunk of consecutive frames of a block, in the buffer last returned by
-// input_buffer(): `count` frames (T, Y, X) of `type` (u16 or f32), frame j being
+// input_buffer(type): `count` frames (T, Y, X) of `type` (u16 or f32), frame j being
 // sequence frame first + j. Tuples t in [first, tuple_end) are added to the sums
 // of the terms whose window allows them (t + term.window < block_end; their
 // frames t + lag, lag <= window, lie in the chunk), frames [first, sum_end) to
@@ -70,13 +70,13 @@ class SofiEngine {
   virtual std::string name() const = 0;  // "cpu (2 threads)", "cuda:0 (NVIDIA H100 ...)"
   // Frames one chunk may hold.
   virtual std::int64_t chunk_capacity() const = 0;
-  // Host memory for chunk_capacity() float32 frames to read the next chunk into
-  // (pinned on the GPU). Engines may rotate several buffers; this waits until the
-  // returned one is no longer in use.
-  virtual void* input_buffer() = 0;
+  // Host memory for chunk_capacity() frames of `type` (u16 or f32) to read the next chunk into (pinned on the
+  // GPU, made on first use at the size the type needs). Engines may rotate several buffers; this waits until
+  // the returned one is no longer in use.
+  virtual void* input_buffer(PixelType type) = 0;
   // Zeroes the block sums and sets the shift frame (width * height floats).
   virtual void start_block(std::span<const float> shift) = 0;
-  // Adds the chunk (in the buffer last returned by input_buffer()). May return
+  // Adds the chunk (in the buffer last returned by input_buffer(chunk.type)). May return
   // before the work is done.
   virtual void accumulate(const SofiChunk& chunk) = 0;
   // Adds the block's plane values and frames to the plane sums (the counts are

@@ -111,7 +111,7 @@ class CpuSofiEngine final : public SofiEngine {
 
   std::string name() const override { return "cpu (" + std::to_string(threads_) + " threads)"; }
   std::int64_t chunk_capacity() const override { return chunk_; }
-  void* input_buffer() override { return input_.data(); }
+  void* input_buffer(PixelType) override { return input_.data(); }  // float32-sized: holds either type
 
   void start_block(std::span<const float> shift) override {
     std::copy(shift.begin(), shift.end(), block_.shift.begin());

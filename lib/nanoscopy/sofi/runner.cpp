@@ -102,7 +102,7 @@ SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const 
       const std::int64_t tuple_end = std::min(c + n, tuple_hi);
       const std::int64_t load_end = std::min(b1, std::max(c + n, tuple_end + problem.max_lag));
       const std::int64_t count = load_end - c;
-      void* buffer = engine.input_buffer();
+      void* buffer = engine.input_buffer(type);
       lap(t_wait);
       frames_in.read(in.sequence.frame(c), count, type, buffer);
       lap(t_read);
