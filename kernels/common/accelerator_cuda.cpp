@@ -45,6 +45,7 @@ const Accelerator& accelerator() {
         return time_device_resident_sofi(gpu, problem, frames, repeats, bytes);
       },
       .measure_upload_bandwidth = measure_upload_bandwidth,
+      .make_upload_only_engine = make_cuda_upload_only_engine,
   };
   return table;
 }

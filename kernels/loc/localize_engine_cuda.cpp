@@ -308,10 +308,48 @@ class CudaLocalizeEngine final : public LocalizeEngine {
   std::vector<FitResult> piece_fits_;
 };
 
+class CudaUploadOnlyEngine final : public LocalizeEngine {
+ public:
+  explicit CudaUploadOnlyEngine(int device) : device_(device), stream_(stream_on(device)) {}
+  std::int64_t localize(const ChunkPixels& chunk, std::vector<Candidate>& candidates,
+                        std::vector<RoiOrigin>& origins, std::vector<FitResult>& fits) override {
+    candidates.clear();
+    origins.clear();
+    fits.clear();
+    if (chunk.count <= 0) return 0;
+    DeviceGuard guard(device_);
+    const auto bytes = static_cast<std::size_t>(chunk.count) * static_cast<std::size_t>(chunk.width) *
+                       static_cast<std::size_t>(chunk.height) * bytes_per_pixel(chunk.type);
+    grow(frames_, bytes);
+    NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(frames_.get(), chunk.pixels, bytes, cudaMemcpyHostToDevice, stream_.get()));
+    stream_.synchronize();
+    return 0;
+  }
+  HostBuffer allocate_host(std::size_t bytes) override {
+    DeviceGuard guard(device_);
+    return pinned_host_buffer(bytes);
+  }
+  std::string name() const override { return "cuda:" + std::to_string(device_) + " (uploads only)"; }
+
+ private:
+  static Stream stream_on(int device) {
+    DeviceGuard guard(device);
+    return Stream();
+  }
+
+  int device_;
+  Stream stream_;
+  DeviceBuffer<unsigned char> frames_;
+};
+
 }  // namespace
 
 std::unique_ptr<LocalizeEngine> make_cuda_localize_engine(int device, const LocalizeSettings& settings) {
   return std::make_unique<CudaLocalizeEngine>(device, settings);
+}
+
+std::unique_ptr<LocalizeEngine> make_cuda_upload_only_engine(int device) {
+  return std::make_unique<CudaUploadOnlyEngine>(device);
 }
 
 }  // namespace nanoscopy::cuda

@@ -49,4 +49,9 @@ class LocalizePlan {
 // The CUDA localize engine on one GPU.
 std::unique_ptr<LocalizeEngine> make_cuda_localize_engine(int device, const LocalizeSettings& settings);
 
+// bench localize's floor: an engine that uploads each chunk as the localize engine does (its own stream and
+// device buffer, one copy from page-locked memory) and finds nothing, so a pipeline around it times reading,
+// PCIe and the hand-over without detection or fitting.
+std::unique_ptr<LocalizeEngine> make_cuda_upload_only_engine(int device);
+
 }  // namespace nanoscopy::cuda

@@ -201,6 +201,29 @@ TEST_CASE("CUDA LocalizeEngine: empty chunk, one frame, a chunk with no spots, b
   CHECK(tally.agree + 1 >= tally.fits);
 }
 
+TEST_CASE("CUDA upload-only engines (bench localize's floor): every chunk uploaded, nothing found, none on the CPU") {
+  const Movie mv = simulated(4, 64, 64, 20, 6);
+  CHECK(make_upload_only_engines(cpu_device(), 2).empty());
+  const auto engines = make_upload_only_engines(gpu_device(), 2);
+  REQUIRE(engines.size() == 2);
+  for (const auto& e : engines) {
+    CHECK(e->name().find("(uploads only)") != std::string::npos);
+    Output b;
+    b.candidates.resize(2);
+    b.fits.resize(2);
+    CHECK(e->localize(ChunkPixels{mv.u16.data(), PixelType::u16, 0, 4, mv.width, mv.height}, b.candidates, b.origins,
+                      b.fits) == 0);
+    CHECK(b.candidates.empty());
+    CHECK(b.fits.empty());
+    HostBuffer pinned = e->allocate_host(mv.u16.size() * 2);
+    std::memcpy(pinned.get(), mv.u16.data(), mv.u16.size() * 2);
+    CHECK(e->localize(ChunkPixels{pinned.get(), PixelType::u16, 4, 4, mv.width, mv.height}, b.candidates, b.origins,
+                      b.fits) == 0);
+    CHECK(e->localize(ChunkPixels{mv.f32.data(), PixelType::f32, 0, 4, mv.width, mv.height}, b.candidates, b.origins,
+                      b.fits) == 0);
+  }
+}
+
 TEST_CASE("CUDA LocalizeEngine with regions: drops the same candidates as the CPU one, before fitting") {
   const Movie mv = simulated(20, 90, 77, 60, 13);
   DetectSettings ds;

@@ -197,6 +197,15 @@ std::optional<SofiDeviceTiming> time_device_resident_sofi(const Device& device, 
   return SofiDeviceTiming{seconds, static_cast<double>(bytes), a->peak_memory_bandwidth(gpu)};
 }
 
+std::vector<std::unique_ptr<LocalizeEngine>> make_upload_only_engines(const Device& device, int per_gpu) {
+  std::vector<std::unique_ptr<LocalizeEngine>> engines;
+  const Accelerator* a = compiled_accelerator();
+  if (!a || device.kind == DeviceKind::cpu) return engines;
+  for (int k = 0; k < per_gpu; ++k)
+    for (const int gpu : device.gpus) engines.push_back(a->make_upload_only_engine(gpu));
+  return engines;
+}
+
 std::optional<double> measure_upload_bandwidth(const Device& device, std::size_t bytes) {
   const Accelerator* a = compiled_accelerator();
   if (!a || device.kind == DeviceKind::cpu || device.gpus.empty()) return std::nullopt;

@@ -105,5 +105,8 @@ std::optional<SofiDeviceTiming> time_device_resident_sofi(const Device& device, 
 // Bytes/s the device's GPUs take together from pinned host memory, `bytes` per copy (all GPUs at once): the
 // ceiling of a pipeline that uploads every frame. nullopt on the CPU.
 std::optional<double> measure_upload_bandwidth(const Device& device, std::size_t bytes);
+// `per_gpu` engines per GPU that only upload each chunk (Accelerator::make_upload_only_engine), for bench
+// localize's floor; none for the CPU.
+std::vector<std::unique_ptr<LocalizeEngine>> make_upload_only_engines(const Device& device, int per_gpu);
 
 }  // namespace nanoscopy

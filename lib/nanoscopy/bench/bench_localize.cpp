@@ -298,6 +298,22 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
       pipeline_runs.push_back(seconds);
       pipeline_s = std::min(pipeline_s, seconds);
     }
+    // The floor of the warm pipeline on this host: the same pipeline (reader, engines per GPU, hand-over) with
+    // engines that only upload each chunk. Every frame must be read and cross PCIe once, so where this is
+    // slower than reading alone, no detection or fit can bring pipeline / read below its ratio.
+    double uploads_only_s = 0;
+    if (dev.device.kind == DeviceKind::cuda) {
+      uploads_only_s = 1e300;
+      for (int run = 0; run < kPipelineRuns; ++run) {
+        const auto t0 = Clock::now();
+        const auto uploaders = make_upload_only_engines(dev.device, engines_per_gpu);
+        std::vector<LocalizeEngine*> engines;
+        for (const auto& u : uploaders) engines.push_back(u.get());
+        run_localization(*reader, FrameRange::Resolved{0, info.frames}, engines, settings,
+                         [](std::span<const Localization>) {});
+        uploads_only_s = std::min(uploads_only_s, seconds_since(t0));
+      }
+    }
     json cold_cell;
     if (o.cold) {
       const CacheDrop drop = drop_file_cache(stack.string());
@@ -328,6 +344,8 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
                  {"frames_per_s", static_cast<double>(summary.frames) / pipeline_s},
                  {"localizations_per_s", static_cast<double>(summary.localizations) / pipeline_s},
                  {"pipeline_over_read", pipeline_s / read_s},
+                 {"uploads_only_frames_per_s", uploads_only_s > 0 ? static_cast<double>(o.frames) / uploads_only_s : 0.0},
+                 {"uploads_only_over_read", uploads_only_s > 0 ? uploads_only_s / read_s : 0.0},
                  {"read_threads", threads},
                  {"memory_frames", mem_frames},
                  {"memory_candidates", mem_candidates},
@@ -398,6 +416,14 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
           << "'s pinned chunk buffers (what the pipeline reads into), warm, best of three passes: "
           << fmt(c["read_pinned_frames_per_s"].get<double>(), 4) << " frames/s (into plain memory, above: "
           << fmt(doc["read_only"]["frames_per_s"].get<double>(), 4) << ")\n";
+  for (const auto& c : doc["cells"])
+    if (c["uploads_only_frames_per_s"].get<double>() > 0)
+      out << "\nThe same pipeline on " << c["device_name"].get<std::string>()
+          << " with engines that only upload each chunk (no detection or fit; the floor that reading and PCIe set on "
+             "this host), warm, best of three: "
+          << fmt(c["uploads_only_frames_per_s"].get<double>(), 4) << " frames/s, pipeline / read "
+          << fmt(c["uploads_only_over_read"].get<double>()) << " (the full pipeline: "
+          << fmt(c["pipeline_over_read"].get<double>()) << ")\n";
   if (o.cold) {
     out << "\nCold file (its cached pages dropped before the pass):\n\n"
         << "| device | pipeline s | frames/s | read alone frames/s (" << threads << " threads) | pipeline / read |\n"

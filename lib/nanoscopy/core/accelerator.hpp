@@ -76,6 +76,8 @@ struct Accelerator {
                                       std::int64_t* bytes);
   // Bytes/s the GPUs take together from pinned host memory, `bytes` per copy: the upload ceiling.
   double (*measure_upload_bandwidth)(const std::vector<int>& gpus, std::size_t bytes);
+  // A localize engine that only uploads each chunk and finds nothing: the pipeline's floor.
+  std::unique_ptr<LocalizeEngine> (*make_upload_only_engine)(int gpu);
 };
 
 }  // namespace nanoscopy
