@@ -251,8 +251,7 @@ class CudaSofiEngine final : public SofiEngine {
     DeviceGuard guard(gpu_);
     const auto b = static_cast<std::size_t>(current_);
     const bool f32 = chunk.type == PixelType::f32;
-    const std::size_t bytes =
-        static_cast<std::size_t>(chunk.count * plan_.pixels()) * (f32 ? sizeof(float) : sizeof(std::uint16_t));
+    const std::size_t bytes = static_cast<std::size_t>(chunk.count * plan_.pixels()) * bytes_per_pixel(chunk.type);
     if (st_->host[b].size() < bytes) throw std::logic_error("sofi chunk not in a buffer from input_buffer() for its type");
     const cudaStream_t copy = st_->copy.get(), compute = st_->compute.get();
     // Upload after the kernel that last read this device buffer.

@@ -9,6 +9,7 @@
 #include "nanoscopy/core/progress.hpp"
 #include "nanoscopy/core/stage_profile_flag.hpp"
 #include "nanoscopy/io/frame_source.hpp"
+#include "nanoscopy/io/pixel_type.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 
 namespace nanoscopy {
@@ -47,6 +48,16 @@ void correct_shift_frame(const SofiRunInput& in, std::int64_t stack_frame, std::
   for (std::int64_t y = 0; y < h; ++y)
     for (std::int64_t x = 0; x < w; ++x)
       shift[static_cast<std::size_t>(y * w + x)] = sofi_math::corrected_pixel(raw.data(), w, h, x, y, c);
+}
+
+// The shift frame from frame 0 of a chunk buffer: the values the float32 read of that frame gives.
+void shift_from_frame(const void* buffer, PixelType type, std::vector<float>& shift) {
+  if (type == PixelType::u16) {
+    convert_to_float(PixelType::u16, buffer, shift.size(), shift.data());
+  } else {
+    const auto* frame = static_cast<const float*>(buffer);
+    std::copy(frame, frame + shift.size(), shift.begin());
+  }
 }
 
 }  // namespace
@@ -91,10 +102,17 @@ SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const 
     const std::int64_t tuple_hi = std::min(in.end, b1 - problem.min_window);
     const std::int64_t widest_hi = std::min(in.end, b1 - problem.max_lag);
     lap(t_block);
-    frames_in.read(in.sequence.frame(b0), 1, PixelType::f32, shift.data());  // the raw first frame, even with a filter
-    check_finite(in, b0, 1, shift.data());
-    correct_shift_frame(in, in.sequence.frame(b0), shift);
-    engine.start_block(shift);
+    // K: the raw first frame of the block, even with a filter. Where the block's first chunk starts at b0 it is
+    // that chunk's frame 0 (below), read once; a range that starts inside the block reads it on its own.
+    const auto start_block = [&] {
+      check_finite(in, b0, 1, shift.data());
+      correct_shift_frame(in, in.sequence.frame(b0), shift);
+      engine.start_block(shift);
+    };
+    if (lo != b0) {
+      frames_in.read(in.sequence.frame(b0), 1, PixelType::f32, shift.data());
+      start_block();
+    }
     lap(t_shift);
     std::int64_t frames = 0, tuples = 0;
     for (std::int64_t c = lo; c < sum_hi;) {
@@ -106,6 +124,11 @@ SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const 
       lap(t_wait);
       frames_in.read(in.sequence.frame(c), count, type, buffer);
       lap(t_read);
+      if (c == b0) {  // before the filter below changes the frames
+        shift_from_frame(buffer, type, shift);
+        start_block();
+        lap(t_shift);
+      }
       if (type == PixelType::f32) check_finite(in, c, count, static_cast<const float*>(buffer));
       if (in.corrections) {
         chunk_corrections.resize(static_cast<std::size_t>(count));
