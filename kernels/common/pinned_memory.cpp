@@ -19,6 +19,9 @@ namespace {
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 // Below this, the mapping's own cost is not worth it (the localizer's result buffers, staging pieces).
 constexpr std::size_t kMapAtLeast = std::size_t{4} << 20;
+// touch_in_parallel: a thread for every 16 MB at most, and one write per 4 KiB page.
+constexpr std::size_t kTouchPerThreadAtLeast = std::size_t{16} << 20;
+constexpr std::size_t kPage = 4096;
 
 // The mappings behind registered blocks (the aligned pointer handed out → the mapping), so that
 // pinned_free knows how a block was made: a handful live at a time.
@@ -36,10 +39,8 @@ Mappings& mappings() {
 // it on the calling thread (sofi's 135 MB input buffer: about 17 ms on the H200 host, on its critical path).
 // Touched first by several threads, the pages are zeroed in parallel; the registration then finds them present.
 void touch_in_parallel(void* p, std::size_t bytes) {
-  constexpr std::size_t kPerThreadAtLeast = std::size_t{16} << 20;
-  constexpr std::size_t kPage = 4096;
   const std::size_t hardware = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t parts = std::min({hardware, std::size_t{8}, bytes / kPerThreadAtLeast});
+  const std::size_t parts = std::min({hardware, std::size_t{8}, bytes / kTouchPerThreadAtLeast});
   if (parts < 2) return;
   auto* bytes_of = static_cast<volatile unsigned char*>(p);
   const auto touch = [=](std::size_t i) {
