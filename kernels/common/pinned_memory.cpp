@@ -36,7 +36,8 @@ Mappings& mappings() {
 }
 
 // Fresh anonymous memory is zeroed page by page where it is first touched, and cudaHostRegister touches all of
-// it on the calling thread (sofi's 135 MB input buffer: about 17 ms on the H200 host, on its critical path).
+// it on the calling thread (sofi's set-up, mostly pinning 2 x 270 MB then, took about 0.07 s of a 0.265 s run on
+// the H200 host: docs/benchmarks.md, twelfth session; the gain of touching in parallel is not yet measured).
 // Touched first by several threads, the pages are zeroed in parallel; the registration then finds them present.
 void touch_in_parallel(void* p, std::size_t bytes) {
   const std::size_t hardware = std::max(1u, std::thread::hardware_concurrency());

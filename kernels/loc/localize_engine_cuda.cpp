@@ -202,8 +202,7 @@ std::int64_t LocalizePlan::localize(const ChunkPixels& c, std::vector<Candidate>
   DeviceGuard guard(im.device);
   const cudaStream_t s = im.stream.get();
   try {
-    const auto bytes = static_cast<std::size_t>(c.count) * static_cast<std::size_t>(c.width) *
-                       static_cast<std::size_t>(c.height) * bytes_per_pixel(c.type);
+    const std::size_t bytes = c.bytes();
     grow(im.d_frames, bytes);
     const auto wall0 = std::chrono::steady_clock::now();
     stage_begin(s);
@@ -268,8 +267,7 @@ class CudaLocalizeEngine final : public LocalizeEngine {
     origins.clear();
     fits.clear();
     std::int64_t detected = 0;
-    const std::size_t frame_bytes =
-        static_cast<std::size_t>(chunk.width) * static_cast<std::size_t>(chunk.height) * bytes_per_pixel(chunk.type);
+    const std::size_t frame_bytes = chunk.frame_bytes();
     for (std::int64_t done = 0; done < chunk.count;) {
       ChunkPixels piece = chunk;
       piece.pixels = static_cast<const unsigned char*>(chunk.pixels) + static_cast<std::size_t>(done) * frame_bytes;
@@ -318,8 +316,7 @@ class CudaUploadOnlyEngine final : public LocalizeEngine {
     fits.clear();
     if (chunk.count <= 0) return 0;
     DeviceGuard guard(device_);
-    const auto bytes = static_cast<std::size_t>(chunk.count) * static_cast<std::size_t>(chunk.width) *
-                       static_cast<std::size_t>(chunk.height) * bytes_per_pixel(chunk.type);
+    const std::size_t bytes = chunk.bytes();
     grow(frames_, bytes);
     NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(frames_.get(), chunk.pixels, bytes, cudaMemcpyHostToDevice, stream_.get()));
     stream_.synchronize();

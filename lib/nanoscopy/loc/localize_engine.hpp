@@ -35,6 +35,11 @@ struct ChunkPixels {
   std::int64_t count = 0;
   int width = 0;
   int height = 0;
+
+  std::size_t frame_bytes() const {
+    return static_cast<std::size_t>(width) * static_cast<std::size_t>(height) * bytes_per_pixel(type);
+  }
+  std::size_t bytes() const { return static_cast<std::size_t>(count) * frame_bytes(); }
 };
 
 // The one check of a chunk, shared by the CPU and CUDA engines (inline: the
