@@ -194,6 +194,10 @@ TEST_CASE("frame source: the reader runs at most `prefetch` chunks ahead") {
     CHECK(stack.frames_read() >= (k + 1) * 10);
   }
   CHECK(buffers == 3);
+  // Each 30 ms sleep above, the reader (its chunks read in microseconds) waited for a free buffer: the profile's
+  // sign that reading is not what holds the consumer up.
+  CHECK(source.wait_seconds() >= 0.05);
+  CHECK(source.wait_seconds() < 10.0);
 }  // leaving with chunks unread: the destructor stops the reader
 
 TEST_CASE("frame reader: parallel readers and a frame step read the same frames") {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -17,6 +18,7 @@
 #include "nanoscopy/config.hpp"
 #include "nanoscopy/core/atomic_file.hpp"
 #include "nanoscopy/core/error.hpp"
+#include "nanoscopy/core/stage_profile_flag.hpp"
 #include "nanoscopy/io/image_writer.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/loc/formats/loc_formats.hpp"
@@ -278,11 +280,16 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
       const auto pipeline_localizers = make_engines();
       std::vector<LocalizeEngine*> localizers;
       for (const auto& l : pipeline_localizers) localizers.push_back(l.get());
+      const double engines_s = seconds_since(t0);
       const PipelineSummary s =
           run_localization(*reader, FrameRange::Resolved{0, info.frames}, localizers, settings,
                            [&](std::span<const Localization> locs) { writer->append(locs); });
+      const auto t_finish = Clock::now();
       writer->finish();
       seconds = seconds_since(t0);
+      if (stage_profile_enabled())  // beside run_localization's own profile line
+        std::fprintf(stderr, "bench localize run: %.3f s; writer and engines made in %.3f, writer finished in %.3f s\n",
+                     seconds, engines_s, seconds_since(t_finish));
       written = writer->counts().written;
       return s;
     };

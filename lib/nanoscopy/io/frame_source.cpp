@@ -69,11 +69,13 @@ void FrameSource::read_ahead() {
     for (std::int64_t first = range_.first; first < range_.last; first += chunk_frames_) {
       std::size_t b;
       {
+        const auto waited_from = Clock::now();
         std::unique_lock lock(mutex_);
         changed_.wait(lock, [&] { return stop_ || !free_.empty(); });
         if (stop_) break;
         b = free_.front();
         free_.pop_front();
+        wait_seconds_ += std::chrono::duration<double>(Clock::now() - waited_from).count();
       }
       const std::int64_t count = chunk_count(first);
       const auto t0 = Clock::now();
@@ -130,6 +132,11 @@ bool FrameSource::next(FrameChunk& chunk) {
 double FrameSource::read_seconds() const {
   std::lock_guard lock(mutex_);
   return read_seconds_;
+}
+
+double FrameSource::wait_seconds() const {
+  std::lock_guard lock(mutex_);
+  return wait_seconds_;
 }
 
 }  // namespace nanoscopy

@@ -78,6 +78,9 @@ class FrameSource {
 
   // Seconds spent reading (decode + convert) so far, in the reader thread or in next().
   double read_seconds() const;
+  // Seconds the reader thread waited for a free buffer (the consumer held them all): the reading is not the
+  // bottleneck while this grows.
+  double wait_seconds() const;
   // The readers decoding each chunk (FrameSourceOptions::read_threads as resolved).
   int read_threads() const { return reader_.threads(); }
 
@@ -107,6 +110,7 @@ class FrameSource {
   bool stop_ = false;             // the consumer is gone
   std::exception_ptr error_;
   double read_seconds_ = 0;
+  double wait_seconds_ = 0;
   std::thread thread_;
 };
 

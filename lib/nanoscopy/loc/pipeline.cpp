@@ -155,7 +155,9 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
   source_options.read_threads = settings.read_threads;
   source_options.hold = static_cast<int>(localizers.size()) * per_engine;
   source_options.allocate = [&](std::size_t bytes) { return localizer.allocate_host(bytes); };
+  const auto buffers_from = Clock::now();
   FrameSource source(reader, range, settings.chunk_frames, std::move(source_options));
+  const double t_buffers = std::chrono::duration<double>(Clock::now() - buffers_from).count();
   // Each chunk's fits become localizations (conversion, filter, duplicates) on its engine's thread, beside
   // the GPU work of the other engines. On the writer thread that was about a quarter of its work (0.12 of
   // 0.44 s per 100k frames of 256² on the H100), and the writer held up the warm pipeline in some runs.
@@ -233,10 +235,11 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
   progress.finish();
   if (profile)
     std::fprintf(stderr,
-                 "pipeline profile: %.3f s in all; main thread: take %.3f, hand on %.3f, next chunk %.3f, "
-                 "submit %.3f, final wait %.3f s; converting and writing thread busy %.3f s\n",
-                 std::chrono::duration<double>(Clock::now() - start).count(), t_take, t_put, t_next, t_submit,
-                 t_sink, writer.busy_seconds());
+                 "pipeline profile: %.3f s in all; chunk buffers %.3f; main thread: take %.3f, hand on %.3f, next "
+                 "chunk %.3f, submit %.3f, final wait %.3f s; converting and writing thread busy %.3f s; reader "
+                 "thread reading %.3f, waiting for a free buffer %.3f s\n",
+                 std::chrono::duration<double>(Clock::now() - start).count(), t_buffers, t_take, t_put, t_next,
+                 t_submit, t_sink, writer.busy_seconds(), source.read_seconds(), source.wait_seconds());
 
   summary.median_precision_nm = precisions.median();
   summary.read_seconds = source.read_seconds();

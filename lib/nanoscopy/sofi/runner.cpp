@@ -80,7 +80,7 @@ SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const 
   using Clock = std::chrono::steady_clock;
   const bool profile = stage_profile_enabled();
   const auto start = Clock::now();
-  double t_shift = 0, t_wait = 0, t_read = 0, t_accumulate = 0, t_block = 0;
+  double t_shift = 0, t_start = 0, t_wait = 0, t_read = 0, t_accumulate = 0, t_block = 0;
   auto t = start;
   const auto lap = [&](double& into) {
     if (!profile) return;
@@ -107,7 +107,9 @@ SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const 
     const auto start_block = [&] {
       check_finite(in, b0, 1, shift.data());
       correct_shift_frame(in, in.sequence.frame(b0), shift);
+      lap(t_shift);
       engine.start_block(shift);
+      lap(t_start);
     };
     if (lo != b0) {
       frames_in.read(in.sequence.frame(b0), 1, PixelType::f32, shift.data());
@@ -127,7 +129,6 @@ SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const 
       if (c == b0) {  // before the filter below changes the frames
         shift_from_frame(buffer, type, shift);
         start_block();
-        lap(t_shift);
       }
       if (type == PixelType::f32) check_finite(in, c, count, static_cast<const float*>(buffer));
       if (in.corrections) {
@@ -170,10 +171,10 @@ SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const 
     double t_final = 0;
     lap(t_final);
     std::fprintf(stderr,
-                 "sofi profile: %.3f s in all; shift frames %.3f, waiting for a free buffer %.3f, reading %.3f, "
-                 "accumulate %.3f, block ends %.3f, final read-back %.3f s\n",
-                 std::chrono::duration<double>(Clock::now() - start).count(), t_shift, t_wait, t_read, t_accumulate,
-                 t_block, t_final);
+                 "sofi profile: %.3f s in all; shift frames %.3f, starting blocks %.3f, waiting for a free buffer "
+                 "%.3f, reading %.3f, accumulate %.3f, block ends %.3f, final read-back %.3f s\n",
+                 std::chrono::duration<double>(Clock::now() - start).count(), t_shift, t_start, t_wait, t_read,
+                 t_accumulate, t_block, t_final);
   }
   return acc;
 }
