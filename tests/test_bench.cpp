@@ -4,8 +4,10 @@
 
 #include <filesystem>
 #include <map>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 
+#include "nanoscopy/bench/read_alone.hpp"
 #include "support/test_support.hpp"
 
 using namespace nanoscopy::test;
@@ -106,8 +108,17 @@ TEST_CASE("bench localize: the pipeline beside reading alone (plain and the engi
   CHECK(c["localizations"].get<std::int64_t>() > 0);
   CHECK(c["written"] == c["localizations"]);
   CHECK(c["pipeline_runs_s"].size() == 3);
-  for (const char* key : {"frames_per_s", "localize_only_frames_per_s", "read_pinned_frames_per_s", "pipeline_over_read"})
+  for (const char* key : {"frames_per_s", "localize_only_frames_per_s", "read_pinned_frames_per_s", "pipeline_over_read",
+                          "pipeline_over_read_paired"})
     CHECK(c[key].get<double>() > 0);
+  CHECK(c["read_beside_runs_s"].size() == 3);  // a read-alone pass before each pipeline run
+  CHECK(r.output.find("against a read-alone pass just before it") != std::string::npos);
+}
+
+TEST_CASE("bench: each run against the read pass beside it, the median of the pairs") {
+  CHECK(nanoscopy::median_paired_ratio({2.0, 3.0, 10.0}, {1.0, 2.0, 2.0}) == doctest::Approx(2.0));  // ratios 2, 1.5, 5
+  CHECK(nanoscopy::median_paired_ratio({1.0, 3.0}, {1.0, 1.0}) == doctest::Approx(2.0));
+  CHECK_THROWS_AS(nanoscopy::median_paired_ratio({1.0}, {}), std::logic_error);
 }
 
 TEST_CASE("bench --dir creates the folder it is given") {

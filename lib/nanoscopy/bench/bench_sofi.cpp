@@ -370,7 +370,7 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
       const std::size_t engines_n = gpu ? dev.device.gpus.size() : 1;
       std::vector<std::unique_ptr<StackReader>> readers;
       for (std::size_t i = 0; i < engines_n; ++i) readers.push_back(open_stack(path));
-      std::vector<double> times, streaming;
+      std::vector<double> times, streaming, reads_beside;
       const bool with_balanced = balanced;  // a structured binding: not captured by clang before C++20's fix
       // One run: end-to-end seconds, and the streaming seconds after set-up.
       auto run_once = [&](double& streaming_s) {
@@ -404,6 +404,7 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
       };
       if (o.cold) time_frame_reader(path, 256, o.read_threads);  // back into the page cache after a cold pass
       for (int r = 0; r < std::max(1, std::min(repeats, 3)); ++r) {
+        reads_beside.push_back(time_frame_reader(path, 256, o.read_threads));  // the host's read rate just now
         double streaming_s = 0;
         times.push_back(run_once(streaming_s));
         streaming.push_back(streaming_s);
@@ -422,10 +423,16 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
           }
       // pipeline / read: the run's seconds over reading the same frames alone (N threads, same cache state).
       const double over_read = readn.frames_per_s / fps;
+      // The read passes took the whole stack, a CPU run only its first `frames`: compare the rates.
+      std::vector<double> reads_of_run_frames;
+      for (const double t : reads_beside)
+        reads_of_run_frames.push_back(t * static_cast<double>(frames) / static_cast<double>(o.speed_frames));
+      const double paired = median_paired_ratio(times, reads_of_run_frames);
       out << "  " << std::left << std::setw(8) << dev.label << std::setw(15) << label << std::right << " end to end "
           << std::setw(9) << std::setprecision(0) << fps << " frames/s (" << std::setprecision(2)
           << fps * bytes_per_frame / 1e9 << " GB/s of pixels, " << frames << " frames); streaming after set-up "
-          << std::setprecision(0) << stream_fps << " frames/s; pipeline / read " << std::setprecision(2) << over_read;
+          << std::setprecision(0) << stream_fps << " frames/s; pipeline / read " << std::setprecision(2) << over_read
+          << " (paired with a read pass before each run: " << paired << ")";
       if (dev.device.gpus.size() > 1) out << "; " << device_label(dev.device);
       if (speedup && dev.device.gpus.size() > 1) out << ", " << std::setprecision(2) << *speedup << "x one GPU";
       out << "\n";
@@ -433,7 +440,9 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
                {"gpus", gpu ? dev.device.gpus.size() : 0}, {"orders", orders}, {"frames", frames},
                {"frames_per_s", fps}, {"streaming_frames_per_s", stream_fps}, {"mode", "end-to-end"},
                {"balanced", balanced}, {"read_threads", readn.threads}, {"pipeline_over_read", over_read},
-               {"streaming_over_read", readn.frames_per_s / stream_fps}, {"runs_s", times}};
+               {"streaming_over_read", readn.frames_per_s / stream_fps}, {"runs_s", times},
+               {"read_beside_runs_s", reads_beside},
+               {"pipeline_over_read_paired", paired}};
       if (speedup) row["speedup_vs_one_gpu"] = *speedup;
       if (o.cold) {
         const CacheDrop drop = drop_file_cache(path);

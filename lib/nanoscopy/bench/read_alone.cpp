@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 #include <vector>
 
 #include "nanoscopy/bench/page_cache.hpp"
@@ -62,6 +63,15 @@ TimedPasses best_of_passes(const std::string& path, bool cold, int passes, const
     out.seconds = std::min(out.seconds, pass());
   }
   return out;
+}
+
+double median_paired_ratio(const std::vector<double>& run_s, const std::vector<double>& read_s) {
+  if (run_s.empty() || run_s.size() != read_s.size()) throw std::logic_error("median_paired_ratio: unpaired runs");
+  std::vector<double> ratios;
+  for (std::size_t i = 0; i < run_s.size(); ++i) ratios.push_back(run_s[i] / read_s[i]);
+  std::sort(ratios.begin(), ratios.end());
+  const std::size_t m = ratios.size() / 2;
+  return ratios.size() % 2 ? ratios[m] : 0.5 * (ratios[m - 1] + ratios[m]);
 }
 
 }  // namespace nanoscopy

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "nanoscopy/core/host_buffer.hpp"
 #include "nanoscopy/io/pixel_type.hpp"
@@ -37,5 +38,10 @@ struct TimedPasses {
 // untimed run first fills the page cache. Cold: the file's pages are dropped
 // before every run.
 TimedPasses best_of_passes(const std::string& path, bool cold, int passes, const std::function<double()>& pass);
+
+// The median of run_s[i] / read_s[i]: each pipeline run against a read-alone pass made just before it. The
+// host's own read rate moves by up to a third between passes a minute apart (docs/benchmarks.md, 2026-12-07),
+// so a run paired with the pass beside it says more than the best run against the best pass of another minute.
+double median_paired_ratio(const std::vector<double>& run_s, const std::vector<double>& read_s);
 
 }  // namespace nanoscopy
