@@ -1,0 +1,53 @@
+#include "common/host_registration.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace nanoscopy::cuda {
+
+RegisteredPieces::RegisteredPieces(const unsigned char* base, std::size_t size) : base_(base), size_(size) {}
+
+RegisteredPieces::~RegisteredPieces() { release_done(UINT64_MAX); }
+
+bool RegisteredPieces::cover(const unsigned char* p, std::size_t bytes, std::uint64_t serial) {
+  if (bytes == 0) return true;
+  if (p < base_ || static_cast<std::size_t>(p - base_) > size_ || bytes > size_ - static_cast<std::size_t>(p - base_))
+    return false;
+  const std::size_t at = static_cast<std::size_t>(p - base_);
+  const std::size_t first = at / kPieceBytes, last = (at + bytes - 1) / kPieceBytes;
+  std::vector<std::size_t> added;
+  for (std::size_t i = first; i <= last; ++i) {
+    if (last_use_.count(i)) continue;
+    const std::size_t start = i * kPieceBytes;
+    const std::size_t length = std::min(kPieceBytes, size_ - start);
+    // Read-only: the mapping is PROT_READ, and the device only reads it.
+    if (cudaHostRegister(const_cast<unsigned char*>(base_ + start), length, cudaHostRegisterReadOnly) != cudaSuccess) {
+      cudaGetLastError();  // not sticky: clear it so later checks do not report it
+      for (const std::size_t j : added) {
+        cudaHostUnregister(const_cast<unsigned char*>(base_ + j * kPieceBytes));
+        last_use_.erase(j);
+      }
+      return false;
+    }
+    last_use_[i] = 0;
+    added.push_back(i);
+  }
+  for (std::size_t i = first; i <= last; ++i) last_use_[i] = serial;
+  return true;
+}
+
+void RegisteredPieces::release_done(std::uint64_t done) {
+  for (auto it = last_use_.begin(); it != last_use_.end();) {
+    if (it->second > done) {
+      ++it;
+      continue;
+    }
+    if (cudaHostUnregister(const_cast<unsigned char*>(base_ + it->first * kPieceBytes)) != cudaSuccess)
+      cudaGetLastError();  // nothing to do about it (the context may be gone); keep it from later checks
+    it = last_use_.erase(it);
+  }
+}
+
+}  // namespace nanoscopy::cuda
