@@ -296,9 +296,19 @@ class CudaSofiEngine final : public SofiEngine {
     const cudaStream_t copy = st_->copy.get();
     NANOSCOPY_CUDA_CHECK(cudaStreamWaitEvent(copy, st_->consumed[b].get(), 0));
     auto* device = reinterpret_cast<unsigned char*>(st_->frames[b].get());
-    for (const auto& [j, n] : runs)
-      NANOSCOPY_CUDA_CHECK(
-          cudaMemcpyAsync(device + j * frame_bytes, mapped.frames[j], n * frame_bytes, cudaMemcpyHostToDevice, copy));
+    // One copy may not read two registrations: a run is cut where it crosses from one piece to the next.
+    for (const auto& [j, n] : runs) {
+      std::size_t done = 0;
+      while (done < n * frame_bytes) {
+        const unsigned char* src = mapped.frames[j] + done;
+        const auto at = static_cast<std::size_t>(src - mapped.base);
+        const std::size_t piece_end = (at / RegisteredPieces::kPieceBytes + 1) * RegisteredPieces::kPieceBytes;
+        const std::size_t bytes = std::min(n * frame_bytes - done, piece_end - at);
+        NANOSCOPY_CUDA_CHECK(
+            cudaMemcpyAsync(device + j * frame_bytes + done, src, bytes, cudaMemcpyHostToDevice, copy));
+        done += bytes;
+      }
+    }
     st_->uploaded[b].record(copy);
     slot_copy_[b] = serial;
     sum_chunk(chunk, b);

@@ -101,15 +101,17 @@ TEST_CASE("CUDA SOFI with per-frame corrections (undrift, exponential bleaching)
 }
 
 // The mapped path (io/mapped_stack.hpp, kernels/common/host_registration.hpp): a warm uint16 TIFF copied to the
-// GPU from the page cache gives the same sums as the frames read into the engine's pinned buffers, bit for bit
-// (the same kernel on the same values), for whole runs, every other frame, a range cut inside blocks, with
-// corrections; and the chunks did come from the mapping.
-TEST_CASE("CUDA SOFI from the mapped file equals the run that reads into buffers, bit for bit") {
+// GPU from the page cache gives the same sums as the frames read into the engine's pinned buffers, for whole runs,
+// every other frame, a range cut inside blocks, with corrections; and the chunks did come from the mapping. Bit
+// for bit where the sums are exact (uint16 frames less an integral shift frame: integer products, whatever order
+// the small frames' segments add them in with atomics); with corrections (float frames) within that rounding.
+// The file spans several of the 64 MB pieces registered at a time, so copies cross from one to the next.
+TEST_CASE("CUDA SOFI from the mapped file equals the run that reads into buffers") {
   test::TempDir dir;
   BlinkingSettings s;
   s.frames = 900;
-  s.width = 64;
-  s.height = 40;
+  s.width = 256;  // 900 frames of 256x200 uint16: 92 MB, two registered pieces
+  s.height = 200;
   s.emitters = 60;
   s.bleach_frames = 300;
   s.drift_x_px_per_frame = 1.0 / static_cast<double>(s.frames);
@@ -164,12 +166,25 @@ TEST_CASE("CUDA SOFI from the mapped file equals the run that reads into buffers
     CHECK(a.blocks == b.blocks);
     CHECK(a.frames == b.frames);
     REQUIRE(a.planes.size() == b.planes.size());
-    for (std::size_t p = 0; p < a.planes.size(); ++p) CHECK(a.planes[p] == b.planes[p]);
-    CHECK(a.frame_sum == b.frame_sum);
+    const auto same = [&](const std::vector<double>& x, const std::vector<double>& y) {
+      REQUIRE(x.size() == y.size());
+      if (!c.corrected) {
+        CHECK(x == y);
+        return;
+      }
+      double largest = 0, diff = 0;
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        largest = std::max(largest, std::abs(x[i]));
+        diff = std::max(diff, std::abs(x[i] - y[i]));
+      }
+      CHECK(diff <= kRelTol * largest);
+    };
+    for (std::size_t p = 0; p < a.planes.size(); ++p) same(a.planes[p], b.planes[p]);
+    same(a.frame_sum, b.frame_sum);
     REQUIRE(runs[0].open.size() == runs[1].open.size());
     for (std::size_t k = 0; k < runs[0].open.size(); ++k) {
-      CHECK(runs[0].open[k].terms == runs[1].open[k].terms);
-      CHECK(runs[0].open[k].frame_sum == runs[1].open[k].frame_sum);
+      same(runs[0].open[k].terms, runs[1].open[k].terms);
+      same(runs[0].open[k].frame_sum, runs[1].open[k].frame_sum);
       CHECK(runs[0].open[k].shift == runs[1].open[k].shift);
     }
   }

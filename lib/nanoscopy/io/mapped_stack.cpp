@@ -55,7 +55,7 @@ bool MappedStack::resident(std::span<const std::int64_t> frames) const {
 bool zero_copy_enabled() {
   static const bool on = [] {
     const char* v = std::getenv("NANOSCOPY_ZERO_COPY");
-    return !(v && std::string(v) == "0");
+    return v && std::string(v) == "1";
   }();
   return on;
 }

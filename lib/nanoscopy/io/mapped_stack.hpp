@@ -45,7 +45,8 @@ class MappedStack {
   mutable std::vector<unsigned char> pages_;  // mincore's answer
 };
 
-// NANOSCOPY_ZERO_COPY=0 turns the mapped path off (bench and tests compare both); on by default.
+// NANOSCOPY_ZERO_COPY=1 turns the mapped path on. Off by default until its speed is measured on a GPU and its copies
+// across registered pieces have run there (docs/benchmarks.md, fifteenth session); the GPU test runs it either way.
 bool zero_copy_enabled();
 
 }  // namespace nanoscopy

@@ -73,7 +73,7 @@ struct SofiRunInput {
   bool quiet = false;
   std::string progress_label = "sofi";
   // Warm uint16 frames stored plainly go to a GPU engine straight from the page cache (io/mapped_stack.hpp),
-  // not through input_buffer(): the same sums, bit for bit. NANOSCOPY_ZERO_COPY=0 turns it off.
+  // not through input_buffer(): the same sums. Off unless NANOSCOPY_ZERO_COPY=1 (mapped_stack.hpp says why).
   bool zero_copy = zero_copy_enabled();
 };
 
