@@ -16,17 +16,17 @@ bool RegisteredPieces::cover(const unsigned char* p, std::size_t bytes, std::uin
   if (p < base_ || static_cast<std::size_t>(p - base_) > size_ || bytes > size_ - static_cast<std::size_t>(p - base_))
     return false;
   const std::size_t at = static_cast<std::size_t>(p - base_);
-  const std::size_t first = at / kPieceBytes, last = (at + bytes - 1) / kPieceBytes;
+  const std::size_t first = at / piece_bytes, last = (at + bytes - 1) / piece_bytes;
   std::vector<std::size_t> added;
   for (std::size_t i = first; i <= last; ++i) {
     if (last_use_.count(i)) continue;
-    const std::size_t start = i * kPieceBytes;
-    const std::size_t length = std::min(kPieceBytes, size_ - start);
+    const std::size_t start = i * piece_bytes;
+    const std::size_t length = std::min(piece_bytes, size_ - start);
     // Read-only: the mapping is PROT_READ, and the device only reads it.
     if (cudaHostRegister(const_cast<unsigned char*>(base_ + start), length, cudaHostRegisterReadOnly) != cudaSuccess) {
       cudaGetLastError();  // not sticky: clear it so later checks do not report it
       for (const std::size_t j : added) {
-        cudaHostUnregister(const_cast<unsigned char*>(base_ + j * kPieceBytes));
+        cudaHostUnregister(const_cast<unsigned char*>(base_ + j * piece_bytes));
         last_use_.erase(j);
       }
       return false;
@@ -44,7 +44,7 @@ void RegisteredPieces::release_done(std::uint64_t done) {
       ++it;
       continue;
     }
-    if (cudaHostUnregister(const_cast<unsigned char*>(base_ + it->first * kPieceBytes)) != cudaSuccess)
+    if (cudaHostUnregister(const_cast<unsigned char*>(base_ + it->first * piece_bytes)) != cudaSuccess)
       cudaGetLastError();  // nothing to do about it (the context may be gone); keep it from later checks
     it = last_use_.erase(it);
   }

@@ -28,7 +28,7 @@ class RegisteredPieces {
   void release_done(std::uint64_t done);
   std::size_t pieces() const { return last_use_.size(); }
 
-  static constexpr std::size_t kPieceBytes = std::size_t{64} << 20;
+  static constexpr std::size_t piece_bytes = std::size_t{64} << 20;
 
  private:
   const unsigned char* base_;

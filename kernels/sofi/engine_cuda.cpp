@@ -302,7 +302,7 @@ class CudaSofiEngine final : public SofiEngine {
       while (done < n * frame_bytes) {
         const unsigned char* src = mapped.frames[j] + done;
         const auto at = static_cast<std::size_t>(src - mapped.base);
-        const std::size_t piece_end = (at / RegisteredPieces::kPieceBytes + 1) * RegisteredPieces::kPieceBytes;
+        const std::size_t piece_end = (at / RegisteredPieces::piece_bytes + 1) * RegisteredPieces::piece_bytes;
         const std::size_t bytes = std::min(n * frame_bytes - done, piece_end - at);
         NANOSCOPY_CUDA_CHECK(
             cudaMemcpyAsync(device + j * frame_bytes + done, src, bytes, cudaMemcpyHostToDevice, copy));
