@@ -1,6 +1,7 @@
 #include "common/host_registration.hpp"
 
 #include <cuda_runtime.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <vector>
@@ -16,12 +17,14 @@ bool RegisteredPieces::cover(const unsigned char* p, std::size_t bytes, std::uin
   if (p < base_ || static_cast<std::size_t>(p - base_) > size_ || bytes > size_ - static_cast<std::size_t>(p - base_))
     return false;
   const std::size_t at = static_cast<std::size_t>(p - base_);
+  static const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   const std::size_t first = at / piece_bytes, last = (at + bytes - 1) / piece_bytes;
   std::vector<std::size_t> added;
   for (std::size_t i = first; i <= last; ++i) {
     if (last_use_.count(i)) continue;
     const std::size_t start = i * piece_bytes;
-    const std::size_t length = std::min(piece_bytes, size_ - start);
+    // Whole pages: the mapping holds the file's last page whole (zeros past its end), and the driver pins pages.
+    const std::size_t length = std::min(piece_bytes, (size_ - start + page - 1) / page * page);
     // Read-only: the mapping is PROT_READ, and the device only reads it.
     if (cudaHostRegister(const_cast<unsigned char*>(base_ + start), length, cudaHostRegisterReadOnly) != cudaSuccess) {
       cudaGetLastError();  // not sticky: clear it so later checks do not report it
