@@ -9,13 +9,17 @@
 #include <cstdint>
 #include <map>
 
+#include "nanoscopy/io/page_registry.hpp"
+
 namespace nanoscopy::cuda {
 
-class RegisteredPieces {
+// Registered portable (every GPU of the process may copy from it) from whichever thread calls: fit2d's reader
+// thread registers, the engines' threads copy.
+class RegisteredPieces final : public PageRegistry {
  public:
-  // The mapping [base, base + size) (base page-aligned, as mmap returns it); the current device registers.
+  // The mapping [base, base + size) (base page-aligned, as mmap returns it), registered on the current device.
   RegisteredPieces(const unsigned char* base, std::size_t size);
-  ~RegisteredPieces();  // unregisters what is left; call once no copy reads it
+  ~RegisteredPieces() override;  // unregisters what is left; call once no copy reads it
   RegisteredPieces(const RegisteredPieces&) = delete;
   RegisteredPieces& operator=(const RegisteredPieces&) = delete;
 
@@ -23,9 +27,10 @@ class RegisteredPieces {
   // Registers the pieces holding [p, p + bytes) that are not yet, and marks them used by copy `serial`. False
   // (and nothing marked) when the driver refuses: the device cannot map read-only memory, or the pages are gone
   // (a file truncated since it was opened); the caller then reads the frames as before.
-  bool cover(const unsigned char* p, std::size_t bytes, std::uint64_t serial);
+  bool cover(const unsigned char* p, std::size_t bytes, std::uint64_t serial) override;
   // Unregisters the pieces whose last copy (serial) is at most `done`: copies that have finished.
-  void release_done(std::uint64_t done);
+  void release_done(std::uint64_t done) override;
+  void split(const unsigned char* p, std::size_t bytes, std::vector<HostSegment>& out) const override;
   std::size_t pieces() const { return last_use_.size(); }
 
   static constexpr std::size_t piece_bytes = std::size_t{64} << 20;
@@ -33,6 +38,7 @@ class RegisteredPieces {
  private:
   const unsigned char* base_;
   std::size_t size_;
+  int device_;
   std::map<std::size_t, std::uint64_t> last_use_;  // registered piece index -> serial of its last copy
 };
 

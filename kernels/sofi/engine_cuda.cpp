@@ -298,15 +298,12 @@ class CudaSofiEngine final : public SofiEngine {
     auto* device = reinterpret_cast<unsigned char*>(st_->frames[b].get());
     // One copy may not read two registrations: a run is cut where it crosses from one piece to the next.
     for (const auto& [j, n] : runs) {
-      std::size_t done = 0;
-      while (done < n * frame_bytes) {
-        const unsigned char* src = mapped.frames[j] + done;
-        const auto at = static_cast<std::size_t>(src - mapped.base);
-        const std::size_t piece_end = (at / RegisteredPieces::piece_bytes + 1) * RegisteredPieces::piece_bytes;
-        const std::size_t bytes = std::min(n * frame_bytes - done, piece_end - at);
-        NANOSCOPY_CUDA_CHECK(
-            cudaMemcpyAsync(device + j * frame_bytes + done, src, bytes, cudaMemcpyHostToDevice, copy));
-        done += bytes;
+      segments_.clear();
+      pieces_->split(mapped.frames[j], n * frame_bytes, segments_);
+      std::size_t at = j * frame_bytes;
+      for (const HostSegment& seg : segments_) {
+        NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(device + at, seg.bytes, seg.size, cudaMemcpyHostToDevice, copy));
+        at += seg.size;
       }
     }
     st_->uploaded[b].record(copy);
@@ -435,6 +432,7 @@ class CudaSofiEngine final : public SofiEngine {
   std::array<std::uint64_t, 2> slot_copy_{0, 0};
   bool mapped_refused_ = false;
   std::vector<std::pair<std::size_t, std::size_t>> runs_;
+  std::vector<HostSegment> segments_;  // a run of frames cut at the registered pieces' edges
 };
 
 }  // namespace

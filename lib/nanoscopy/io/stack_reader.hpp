@@ -78,9 +78,10 @@ class StackReader {
   virtual void will_read(std::int64_t /*first*/, std::int64_t /*count*/) {}
 
   // Where the frames lie in the file, when every one is stored uncompressed, in one piece and in this machine's
-  // byte order (the TIFFs of cameras, ImageJ and Micro-Manager): the descriptor of the open file, its size when
-  // it was opened, and each frame's offset. A GPU engine then copies a warm file's frames straight from the page
-  // cache (io/mapped_stack.hpp). nullopt otherwise (compressed, tiled or byte-swapped pages, HDF5, a series).
+  // byte order (the TIFFs of cameras, ImageJ and Micro-Manager; Picasso's .raw): the descriptor of the open
+  // file, its size when it was opened, and each frame's offset. A GPU engine then copies a warm file's frames
+  // straight from the page cache (io/mapped_stack.hpp). nullopt otherwise (compressed, tiled or byte-swapped
+  // pages, HDF5, a series).
   struct DirectLayout {
     int fd = -1;
     std::uint64_t file_size = 0;
