@@ -165,10 +165,13 @@ class FakeRegistry final : public PageRegistry {
   struct Tally {
     std::atomic<std::uint64_t> max_done{0};
     std::atomic<int> covers{0};
+    std::atomic<const unsigned char*> base{nullptr};  // the mapping's
     int refuse_at = -1;  // this cover (0-based) fails
   };
   FakeRegistry(const unsigned char* base, std::size_t size, std::shared_ptr<Tally> tally)
-      : base_(base), size_(size), tally_(std::move(tally)) {}
+      : base_(base), size_(size), tally_(std::move(tally)) {
+    tally_->base = base;
+  }
   bool cover(const unsigned char* p, std::size_t bytes, std::uint64_t serial) override {
     // (the reader thread's: CHECK, not REQUIRE, whose exception would pass for a read error)
     CHECK(p >= base_);
@@ -227,11 +230,12 @@ MappedWalk walk_mapped(const fs::path& path, std::int64_t frames, PixelType type
     if (!c.pixels) {
       ++walk.mapped;
       ++serial;
-      // Nothing this chunk (or a chunk still held) reads has been let go.
-      CHECK(tally->max_done.load() + static_cast<std::uint64_t>(hold) <= serial);
+      // Nothing this chunk, or an earlier one still held, reads has been let go.
+      const std::uint64_t oldest_held = serial > static_cast<std::uint64_t>(hold) ? serial - hold + 1 : 1;
+      CHECK(tally->max_done.load() < oldest_held);
       bytes.clear();
       for (const HostSegment& s : c.segments) {
-        const auto at = reinterpret_cast<std::uintptr_t>(s.bytes);
+        const auto at = static_cast<std::size_t>(s.bytes - tally->base.load());
         CHECK(s.size > 0);
         CHECK((at + s.size - 1) / FakeRegistry::kPiece == at / FakeRegistry::kPiece);  // one piece each
         bytes.insert(bytes.end(), s.bytes, s.bytes + s.size);
