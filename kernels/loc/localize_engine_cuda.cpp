@@ -7,11 +7,9 @@
 #include <cstring>
 #include <limits>
 #include <optional>
-#include <span>
 #include <string>
 
 #include "common/cuda_check.hpp"
-#include "common/host_registration.hpp"
 #include "common/owners.hpp"
 #include "common/pinned_memory.hpp"
 #include "common/parallel_copy.hpp"
@@ -150,16 +148,6 @@ struct LocalizePlan::Impl {
     }
   }
 
-  // A chunk in registered pages of the mapped file (FrameSource): one copy per segment, straight from there.
-  void upload(std::span<const HostSegment> segments) {
-    std::size_t at = 0;
-    for (const HostSegment& seg : segments) {
-      NANOSCOPY_CUDA_CHECK(
-          cudaMemcpyAsync(d_frames.get() + at, seg.bytes, seg.size, cudaMemcpyHostToDevice, stream.get()));
-      at += seg.size;
-    }
-  }
-
   void upload(const unsigned char* src, std::size_t bytes) {
     const cudaStream_t s = stream.get();
     if (is_pinned(src)) {
@@ -218,10 +206,7 @@ std::int64_t LocalizePlan::localize(const ChunkPixels& c, std::vector<Candidate>
     grow(im.d_frames, bytes);
     const auto wall0 = std::chrono::steady_clock::now();
     stage_begin(s);
-    if (c.pixels)
-      im.upload(static_cast<const unsigned char*>(c.pixels), bytes);
-    else
-      im.upload(c.segments);
+    im.upload(static_cast<const unsigned char*>(c.pixels), bytes);
     stage_mark(s, "upload");
     const std::int64_t found =
         im.detect.detect_device(im.d_frames.get(), c.type, c.first_frame, c.count, c.width, c.height, s);
@@ -285,14 +270,9 @@ class CudaLocalizeEngine final : public LocalizeEngine {
     const std::size_t frame_bytes = chunk.frame_bytes();
     for (std::int64_t done = 0; done < chunk.count;) {
       ChunkPixels piece = chunk;
+      piece.pixels = static_cast<const unsigned char*>(chunk.pixels) + static_cast<std::size_t>(done) * frame_bytes;
       piece.first_frame = chunk.first_frame + done;
       piece.count = std::min(chunk.count - done, max_frames_);
-      if (chunk.pixels) {
-        piece.pixels = static_cast<const unsigned char*>(chunk.pixels) + static_cast<std::size_t>(done) * frame_bytes;
-      } else if (piece.count < chunk.count) {
-        piece_segments_ = slice_segments(chunk.segments, static_cast<std::size_t>(done) * frame_bytes, piece.bytes());
-        piece.segments = piece_segments_;
-      }
       std::int64_t piece_detected = 0;
       try {
         piece_detected = plan_->localize(piece, piece_candidates_, piece_origins_, piece_fits_);
@@ -315,17 +295,12 @@ class CudaLocalizeEngine final : public LocalizeEngine {
     return detected;
   }
   HostBuffer allocate_host(std::size_t bytes) override { return plan_->allocate_host(bytes); }
-  std::unique_ptr<PageRegistry> register_pages(const unsigned char* base, std::size_t size) override {
-    DeviceGuard guard(plan_->device());
-    return std::make_unique<RegisteredPieces>(base, size);
-  }
   std::string name() const override { return "cuda:" + std::to_string(plan_->device()); }
 
  private:
   LocalizeSettings settings_;
   std::optional<LocalizePlan> plan_;
   std::int64_t max_frames_ = std::numeric_limits<std::int64_t>::max();
-  std::vector<HostSegment> piece_segments_;
   std::vector<Candidate> piece_candidates_;
   std::vector<RoiOrigin> piece_origins_;
   std::vector<FitResult> piece_fits_;
@@ -343,26 +318,13 @@ class CudaUploadOnlyEngine final : public LocalizeEngine {
     DeviceGuard guard(device_);
     const std::size_t bytes = chunk.bytes();
     grow(frames_, bytes);
-    if (chunk.pixels) {
-      NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(frames_.get(), chunk.pixels, bytes, cudaMemcpyHostToDevice, stream_.get()));
-    } else {
-      std::size_t at = 0;
-      for (const HostSegment& seg : chunk.segments) {
-        NANOSCOPY_CUDA_CHECK(
-            cudaMemcpyAsync(frames_.get() + at, seg.bytes, seg.size, cudaMemcpyHostToDevice, stream_.get()));
-        at += seg.size;
-      }
-    }
+    NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(frames_.get(), chunk.pixels, bytes, cudaMemcpyHostToDevice, stream_.get()));
     stream_.synchronize();
     return 0;
   }
   HostBuffer allocate_host(std::size_t bytes) override {
     DeviceGuard guard(device_);
     return pinned_host_buffer(bytes);
-  }
-  std::unique_ptr<PageRegistry> register_pages(const unsigned char* base, std::size_t size) override {
-    DeviceGuard guard(device_);
-    return std::make_unique<RegisteredPieces>(base, size);
   }
   std::string name() const override { return "cuda:" + std::to_string(device_) + " (uploads only)"; }
 

@@ -9,9 +9,7 @@
 // the compute stream waits for the upload and runs the kernel. So the host
 // fills buffer k+1 and the copy of chunk k+1 runs while the kernel of chunk k
 // does. Every other call (start_block, finish_block, reads) runs on the compute
-// stream, after all the chunk kernels before it. accumulate_mapped() takes the
-// same slots, its copy reading the mapped file's registered pages instead of a
-// host buffer (common/host_registration.hpp).
+// stream, after all the chunk kernels before it.
 #include "sofi/engine_cuda.hpp"
 
 #include <cuda_runtime.h>
@@ -22,11 +20,9 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "common/cuda_check.hpp"
-#include "common/host_registration.hpp"
 #include "common/owners.hpp"
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/fault_injection.hpp"
@@ -208,7 +204,6 @@ class CudaSofiEngine final : public SofiEngine {
         cudaStreamSynchronize(st_->copy.get());
         cudaStreamSynchronize(st_->compute.get());
       }
-      pieces_.reset();
       st_.reset();
       corrected_ = DeviceBuffer<float>();
       corrections_ = DeviceBuffer<SofiFrameCorrection>();
@@ -248,78 +243,47 @@ class CudaSofiEngine final : public SofiEngine {
   }
 
   void accumulate(const SofiChunk& chunk) override {
-    check_chunk(chunk);
+    if (chunk.count > chunk_) throw std::logic_error("sofi chunk larger than the engine's capacity");
+    inject_device_fault(chunk.first, chunk.count, gpu_);
+    if (chunk.type != PixelType::u16 && chunk.type != PixelType::f32)
+      throw std::logic_error("sofi engines take uint16 or float32 frames");
     if (chunk.count <= 0) return;
     DeviceGuard guard(gpu_);
     const auto b = static_cast<std::size_t>(current_);
+    const bool f32 = chunk.type == PixelType::f32;
     const std::size_t bytes = static_cast<std::size_t>(chunk.count * plan_.pixels()) * bytes_per_pixel(chunk.type);
     if (st_->host[b].size() < bytes) throw std::logic_error("sofi chunk not in a buffer from input_buffer() for its type");
-    const cudaStream_t copy = st_->copy.get();
+    const cudaStream_t copy = st_->copy.get(), compute = st_->compute.get();
     // Upload after the kernel that last read this device buffer.
     NANOSCOPY_CUDA_CHECK(cudaStreamWaitEvent(copy, st_->consumed[b].get(), 0));
     NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(st_->frames[b].get(), st_->host[b].get(), bytes, cudaMemcpyHostToDevice, copy));
     st_->uploaded[b].record(copy);
-    sum_chunk(chunk, b);
-  }
-
-  // The frames copied from the mapped file's pages, registered a window of pieces at a time: each piece stays
-  // registered until the last copy that reads it has finished (the copies run in order on one stream).
-  bool accumulate_mapped(const SofiChunk& chunk, const MappedChunk& mapped) override {
-    if (mapped_refused_ || chunk.type != PixelType::u16 || chunk.count <= 0 ||
-        mapped.frames.size() != static_cast<std::size_t>(chunk.count))
-      return false;
-    check_chunk(chunk);
-    DeviceGuard guard(gpu_);
-    if (!pieces_ || pieces_->base() != mapped.base) {
-      release_mapped();
-      pieces_ = std::make_unique<RegisteredPieces>(mapped.base, mapped.size);
+    NANOSCOPY_CUDA_CHECK(cudaStreamWaitEvent(compute, st_->uploaded[b].get(), 0));
+    SofiChunkArgs args;
+    args.frames = st_->frames[b].get();
+    args.source = f32 ? SofiSource::f32 : (integral_shift_ ? SofiSource::u16_integral_shift : SofiSource::u16);
+    if (chunk.corrections) {
+      // Corrected into a third buffer (float32) on the compute stream, which
+      // orders it after the previous chunk's kernel, then summed from there.
+      ensure_corrected();
+      NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(corrections_.get(), chunk.corrections,
+                                           static_cast<std::size_t>(chunk.count) * sizeof(SofiFrameCorrection),
+                                           cudaMemcpyHostToDevice, compute));  // pageable: staged before return
+      launch_sofi_correct_frames(st_->frames[b].get(), !f32, plan_.width, plan_.height, chunk.count,
+                                 corrections_.get(), corrected_.get(), compute);
+      args.frames = corrected_.get();
+      args.source = SofiSource::f32;
     }
-    const std::size_t b = static_cast<std::size_t>(current_ ^ 1);
-    st_->uploaded[b].synchronize();  // this slot's last copy, and every copy before it, has finished
-    const std::uint64_t serial = ++copies_;
-    const std::size_t frame_bytes = static_cast<std::size_t>(plan_.pixels()) * sizeof(std::uint16_t);
-    // Runs of frames that follow each other in the file: one registration check and one copy each.
-    std::vector<std::pair<std::size_t, std::size_t>>& runs = runs_;  // (first frame, frames)
-    runs.clear();
-    for (std::size_t j = 0; j < mapped.frames.size();) {
-      std::size_t k = j + 1;
-      while (k < mapped.frames.size() && mapped.frames[k] == mapped.frames[j] + (k - j) * frame_bytes) ++k;
-      if (!pieces_->cover(mapped.frames[j], (k - j) * frame_bytes, serial)) {
-        mapped_refused_ = true;  // for the rest of this engine's life: the caller reads instead
-        return false;
-      }
-      runs.emplace_back(j, k - j);
-      j = k;
-    }
-    pieces_->release_done(slot_copy_[b]);
-    current_ = static_cast<int>(b);
-    const cudaStream_t copy = st_->copy.get();
-    NANOSCOPY_CUDA_CHECK(cudaStreamWaitEvent(copy, st_->consumed[b].get(), 0));
-    auto* device = reinterpret_cast<unsigned char*>(st_->frames[b].get());
-    // One copy may not read two registrations: a run is cut where it crosses from one piece to the next.
-    for (const auto& [j, n] : runs) {
-      segments_.clear();
-      pieces_->split(mapped.frames[j], n * frame_bytes, segments_);
-      std::size_t at = j * frame_bytes;
-      for (const HostSegment& seg : segments_) {
-        NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(device + at, seg.bytes, seg.size, cudaMemcpyHostToDevice, copy));
-        at += seg.size;
-      }
-    }
-    st_->uploaded[b].record(copy);
-    slot_copy_[b] = serial;
-    sum_chunk(chunk, b);
-    return true;
-  }
-
-  void release_mapped() noexcept override {
-    if (!pieces_) return;
-    try {
-      DeviceGuard guard(gpu_);
-      if (st_) cudaStreamSynchronize(st_->copy.get());
-    } catch (...) {
-    }
-    pieces_.reset();
+    args.first = chunk.first;
+    args.count = chunk.count;
+    args.tuple_end = chunk.tuple_end;
+    args.sum_end = chunk.sum_end;
+    args.block_end = chunk.block_end;
+    args.shift = st_->shift.get();
+    args.frame_sum = st_->frame_sum.get();
+    args.terms = st_->terms.get();
+    launch_sofi_accumulate(st_->plan.view, args, multiprocessors_, compute);
+    st_->consumed[b].record(compute);
   }
 
   void finish_block(std::int64_t frames, std::int64_t tuples) override {
@@ -367,45 +331,6 @@ class CudaSofiEngine final : public SofiEngine {
   }
 
  private:
-  void check_chunk(const SofiChunk& chunk) {
-    if (chunk.count > chunk_) throw std::logic_error("sofi chunk larger than the engine's capacity");
-    inject_device_fault(chunk.first, chunk.count, gpu_);
-    if (chunk.type != PixelType::u16 && chunk.type != PixelType::f32)
-      throw std::logic_error("sofi engines take uint16 or float32 frames");
-  }
-
-  // The kernel of a chunk uploaded into slot b (after its upload, on the compute stream).
-  void sum_chunk(const SofiChunk& chunk, std::size_t b) {
-    const bool f32 = chunk.type == PixelType::f32;
-    const cudaStream_t compute = st_->compute.get();
-    NANOSCOPY_CUDA_CHECK(cudaStreamWaitEvent(compute, st_->uploaded[b].get(), 0));
-    SofiChunkArgs args;
-    args.frames = st_->frames[b].get();
-    args.source = f32 ? SofiSource::f32 : (integral_shift_ ? SofiSource::u16_integral_shift : SofiSource::u16);
-    if (chunk.corrections) {
-      // Corrected into a third buffer (float32) on the compute stream, which
-      // orders it after the previous chunk's kernel, then summed from there.
-      ensure_corrected();
-      NANOSCOPY_CUDA_CHECK(cudaMemcpyAsync(corrections_.get(), chunk.corrections,
-                                           static_cast<std::size_t>(chunk.count) * sizeof(SofiFrameCorrection),
-                                           cudaMemcpyHostToDevice, compute));  // pageable: staged before return
-      launch_sofi_correct_frames(st_->frames[b].get(), !f32, plan_.width, plan_.height, chunk.count,
-                                 corrections_.get(), corrected_.get(), compute);
-      args.frames = corrected_.get();
-      args.source = SofiSource::f32;
-    }
-    args.first = chunk.first;
-    args.count = chunk.count;
-    args.tuple_end = chunk.tuple_end;
-    args.sum_end = chunk.sum_end;
-    args.block_end = chunk.block_end;
-    args.shift = st_->shift.get();
-    args.frame_sum = st_->frame_sum.get();
-    args.terms = st_->terms.get();
-    launch_sofi_accumulate(st_->plan.view, args, multiprocessors_, compute);
-    st_->consumed[b].record(compute);
-  }
-
   // The corrections' buffers, made on the first corrected chunk (runs without
   // corrections never pay for them): chunk_ float32 frames and chunk_ corrections.
   void ensure_corrected() {
@@ -426,13 +351,6 @@ class CudaSofiEngine final : public SofiEngine {
   std::unique_ptr<State> st_;
   DeviceBuffer<float> corrected_;                   // see ensure_corrected()
   DeviceBuffer<SofiFrameCorrection> corrections_;
-  // accumulate_mapped(): the registered pieces of the mapping, the serial of each slot's last copy from it.
-  std::unique_ptr<RegisteredPieces> pieces_;
-  std::uint64_t copies_ = 0;
-  std::array<std::uint64_t, 2> slot_copy_{0, 0};
-  bool mapped_refused_ = false;
-  std::vector<std::pair<std::size_t, std::size_t>> runs_;
-  std::vector<HostSegment> segments_;  // a run of frames cut at the registered pieces' edges
 };
 
 }  // namespace

@@ -5,8 +5,7 @@
 // the real cuda:all runs as well. fit2d's output must be byte-identical to
 // cuda:0's; sofi's images equal cuda:0's to the rounding of the order the block
 // values are added in, and bit for bit the same parts run one by one and merged
-// as sofi merge merges them. The engines that run on one GPU say so once. fit2d's pipeline from the mapped
-// file (the GPU copying from the page cache) gives the output of the one that reads.
+// as sofi merge merges them. The engines that run on one GPU say so once.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -59,23 +58,19 @@ struct TempDir {
   }
 };
 
-std::string localize_csv(const fs::path& stack, const Device& device, const fs::path& csv, bool zero_copy = false,
-                         std::int64_t chunk_frames = 16, std::int64_t* mapped_chunks = nullptr) {
+std::string localize_csv(const fs::path& stack, const Device& device, const fs::path& csv) {
   auto reader = open_stack(stack.string());
   PipelineSettings settings;
-  settings.chunk_frames = chunk_frames;
+  settings.chunk_frames = 16;
   settings.quiet = true;
-  settings.zero_copy = zero_copy;
   const auto engines = make_localize_engines(device, LocalizeSettings{settings.detect, settings.fit, {}});
   std::vector<LocalizeEngine*> localizers;
   for (const auto& e : engines) localizers.push_back(e.get());
   CHECK(localizers.size() == device.gpus.size());
   auto writer = create_localization_writer(csv.string(), "", writer_context(reader->info(), settings.camera));
-  const PipelineSummary summary =
-      run_localization(*reader, FrameRange::Resolved{0, reader->info().frames}, localizers, settings,
-                       [&](std::span<const Localization> locs) { writer->append(locs); });
+  run_localization(*reader, FrameRange::Resolved{0, reader->info().frames}, localizers, settings,
+                   [&](std::span<const Localization> locs) { writer->append(locs); });
   writer->finish();
-  if (mapped_chunks) *mapped_chunks = summary.mapped_chunks;
   return nanoscopy::test::read_file(csv);
 }
 
@@ -97,31 +92,6 @@ TEST_CASE("fit2d pipeline on the first GPU twice (and cuda:all): byte-identical 
   for (const Device& d : shared_devices()) {
     CAPTURE(device_label(d));
     CHECK(localize_csv(stack, d, dir.path / "shared.csv") == reference);
-  }
-}
-
-// The mapped path (FrameSourceOptions::register_pages): the GPU copies the warm file's chunks from the page
-// cache, in the 64 MB pieces it registers; the output is byte-identical to the run that reads them, on one GPU
-// and on the first GPU twice (pages registered portable, copied by two engines).
-TEST_CASE("fit2d pipeline from the mapped file: byte-identical output to reading, every chunk from the page cache") {
-  const TempDir dir;
-  MovieSettings m;
-  m.frames = 600;  // 256x256 uint16: 79 MB, two registered pieces; 10 chunks of 64, copies cross a piece edge
-  m.width = 256;
-  m.height = 256;
-  m.emitters = 300;
-  m.on_fraction = 0.2;
-  m.seed = 2612;
-  const fs::path stack = dir.path / "movie.tif";
-  simulate_movie(m, stack.string());
-  std::int64_t mapped = -1;
-  const std::string reference = localize_csv(stack, one_gpu(), dir.path / "read.csv", false, 64, &mapped);
-  REQUIRE(reference.size() > 10000);
-  CHECK(mapped == 0);
-  for (const Device& d : {one_gpu(), first_gpu_twice()}) {
-    CAPTURE(device_label(d));
-    CHECK(localize_csv(stack, d, dir.path / "mapped.csv", true, 64, &mapped) == reference);
-    CHECK(mapped == 10);  // just written: every page is in the page cache
   }
 }
 

@@ -274,9 +274,7 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
     const LocWriterContext wctx = writer_context(info, settings.camera);
     const fs::path output = tree.path / ("locs_" + std::to_string(doc["cells"].size()) + ".hdf5");
     std::int64_t written = 0;
-    auto run_pipeline = [&](double& seconds, bool zero_copy) {
-      PipelineSettings run_settings = settings;
-      run_settings.zero_copy = zero_copy;
+    auto run_pipeline = [&](double& seconds) {
       const auto t0 = Clock::now();
       auto writer = create_localization_writer(output.string(), "", wctx);
       const auto pipeline_localizers = make_engines();
@@ -284,7 +282,7 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
       for (const auto& l : pipeline_localizers) localizers.push_back(l.get());
       const double engines_s = seconds_since(t0);
       const PipelineSummary s =
-          run_localization(*reader, FrameRange::Resolved{0, info.frames}, localizers, run_settings,
+          run_localization(*reader, FrameRange::Resolved{0, info.frames}, localizers, settings,
                            [&](std::span<const Localization> locs) { writer->append(locs); });
       const auto t_finish = Clock::now();
       writer->finish();
@@ -298,23 +296,15 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
     time_frame_source(stack.string(), o.chunk_frames, PixelType::u16, 2, o.read_threads);
     // Best of three warm runs, as the read alone is the best of three passes: one statistic on both sides of the
     // ratio (a single run against the best pass overstated pipeline / read by the host's pass-to-pass spread).
-    // On a GPU each pair also times the other way frames reach the device (settings.zero_copy: copied from the
-    // page cache, or read into pinned buffers), right after, for a side-by-side of the two.
-    double pipeline_s = 1e300, other_s = 1e300;
-    std::vector<double> pipeline_runs, reads_beside, other_runs;
-    PipelineSummary summary, other;
-    const bool compare_paths = dev.device.kind == DeviceKind::cuda;
+    double pipeline_s = 1e300;
+    std::vector<double> pipeline_runs, reads_beside;
+    PipelineSummary summary;
     for (int run = 0; run < kPipelineRuns; ++run) {
       reads_beside.push_back(time_frame_source(stack.string(), o.chunk_frames, PixelType::u16, 2, o.read_threads));
       double seconds = 0;
-      summary = run_pipeline(seconds, settings.zero_copy);
+      summary = run_pipeline(seconds);
       pipeline_runs.push_back(seconds);
       pipeline_s = std::min(pipeline_s, seconds);
-      if (compare_paths) {
-        other = run_pipeline(seconds, !settings.zero_copy);
-        other_runs.push_back(seconds);
-        other_s = std::min(other_s, seconds);
-      }
     }
     // The floor of the warm pipeline on this host: the same pipeline (reader, engines per GPU, hand-over) with
     // engines that only upload each chunk. Every frame must be read and cross PCIe once, so where this is
@@ -336,7 +326,7 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
     if (o.cold) {
       const CacheDrop drop = drop_file_cache(stack.string());
       double cold_s = 0;
-      const PipelineSummary cold = run_pipeline(cold_s, settings.zero_copy);
+      const PipelineSummary cold = run_pipeline(cold_s);
       cold_cell = {{"pipeline_s", cold_s},
                    {"frames_per_s", static_cast<double>(cold.frames) / cold_s},
                    {"reader_thread_s", cold.read_seconds},
@@ -364,8 +354,6 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
                  {"pipeline_over_read", pipeline_s / read_s},
                  {"read_beside_runs_s", reads_beside},
                  {"pipeline_over_read_paired", median_paired_ratio(pipeline_runs, reads_beside)},
-                 {"zero_copy", settings.zero_copy},
-                 {"mapped_chunks", summary.mapped_chunks},
                  {"uploads_only_frames_per_s", uploads_only_s > 0 ? static_cast<double>(o.frames) / uploads_only_s : 0.0},
                  {"uploads_only_over_read", uploads_only_s > 0 ? uploads_only_s / read_s : 0.0},
                  {"read_threads", threads},
@@ -391,14 +379,6 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
       cell["localize_only_speedup_vs_one_gpu"] = 1.0;
     }
     if (o.cold) cell["cold"] = cold_cell;
-    if (compare_paths)
-      cell["other_path"] = {{"zero_copy", !settings.zero_copy},
-                            {"mapped_chunks", other.mapped_chunks},
-                            {"pipeline_s", other_s},
-                            {"runs_s", other_runs},
-                            {"frames_per_s", static_cast<double>(other.frames) / other_s},
-                            {"pipeline_over_read", other_s / read_s},
-                            {"pipeline_over_read_paired", median_paired_ratio(other_runs, reads_beside)}};
     doc["cells"].push_back(cell);
     std::error_code ec;
     fs::remove(output, ec);
@@ -463,20 +443,6 @@ void run_localize_bench(const LocalizeBenchOptions& o, std::uint64_t seed, bool 
     for (const auto& t : c["read_beside_runs_s"]) out << " " << fmt(t.get<double>());
     out << " s)\n";
   }
-  const auto path_name = [](const json& zero_copy) {
-    return zero_copy.get<bool>() ? "copied by the GPU from the page cache" : "read into pinned buffers";
-  };
-  for (const auto& c : doc["cells"])
-    if (c.contains("other_path")) {
-      const json& p = c["other_path"];
-      out << "\nThe frames " << path_name(c["zero_copy"]) << " (" << c["mapped_chunks"]
-          << " chunks from the page cache), above, against " << path_name(p["zero_copy"]) << " ("
-          << p["mapped_chunks"] << "), in each pair right after, on " << c["device_name"].get<std::string>() << ": "
-          << fmt(p["frames_per_s"].get<double>(), 4) << " frames/s, pipeline / read "
-          << fmt(p["pipeline_over_read"].get<double>()) << " (paired " << fmt(p["pipeline_over_read_paired"].get<double>()) << "; runs";
-      for (const auto& t : p["runs_s"]) out << " " << fmt(t.get<double>());
-      out << " s)\n";
-    }
   if (o.cold) {
     out << "\nCold file (its cached pages dropped before the pass):\n\n"
         << "| device | pipeline s | frames/s | read alone frames/s (" << threads << " threads) | pipeline / read |\n"

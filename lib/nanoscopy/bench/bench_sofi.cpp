@@ -370,12 +370,10 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
       const std::size_t engines_n = gpu ? dev.device.gpus.size() : 1;
       std::vector<std::unique_ptr<StackReader>> readers;
       for (std::size_t i = 0; i < engines_n; ++i) readers.push_back(open_stack(path));
-      std::vector<double> times, streaming, reads_beside, other_times;
+      std::vector<double> times, streaming, reads_beside;
       const bool with_balanced = balanced;  // a structured binding: not captured by clang before C++20's fix
-      const bool zero_copy = zero_copy_enabled();
-      std::int64_t chunks_mapped = 0, other_chunks_mapped = 0;
-      // One run: end-to-end seconds, and the streaming seconds after set-up; `mapped`: SofiRunInput::zero_copy.
-      auto run_once = [&](double& streaming_s, bool mapped, std::int64_t& chunks_from_cache) {
+      // One run: end-to-end seconds, and the streaming seconds after set-up.
+      auto run_once = [&](double& streaming_s) {
         const auto t = clock_type::now();
         const auto engines = make_sofi_engines(dev.device, problem, 256 + problem.max_lag);
         const double setup = since(t);  // pinned buffers and device sums: paid once per run
@@ -390,12 +388,9 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
           in.end = frames;
           in.block = std::min<std::int64_t>(500, frames);
           in.quiet = true;
-          in.zero_copy = mapped;
           inputs.push_back(std::move(in));
         }
-        SofiAccumulation acc = run_sofi_split(problem, parts, inputs);
-        chunks_from_cache = acc.chunks_mapped;
-        const SofiImages images = finish_images(problem, acc.finished);
+        const SofiImages images = finish_images(problem, run_sofi_split(problem, parts, inputs).finished);
         if (with_balanced) {
           BalancedSettings settings;
           settings.psf_sigma = 2.0;
@@ -411,10 +406,8 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
       for (int r = 0; r < std::max(1, std::min(repeats, 3)); ++r) {
         reads_beside.push_back(time_frame_reader(path, 256, o.read_threads));  // the host's read rate just now
         double streaming_s = 0;
-        times.push_back(run_once(streaming_s, zero_copy, chunks_mapped));
+        times.push_back(run_once(streaming_s));
         streaming.push_back(streaming_s);
-        // On a GPU, the other way the frames reach it (copied from the page cache, or read into pinned buffers).
-        if (gpu) other_times.push_back(run_once(streaming_s, !zero_copy, other_chunks_mapped));
       }
       // The best run, as the read alone is the best of three passes: one statistic on both sides of pipeline / read.
       const double fps = static_cast<double>(frames) / *std::min_element(times.begin(), times.end());
@@ -442,33 +435,19 @@ json speed(const SofiBenchOptions& o, const std::vector<BenchDevice>& devices, c
           << " (paired with a read pass before each run: " << paired << ")";
       if (dev.device.gpus.size() > 1) out << "; " << device_label(dev.device);
       if (speedup && dev.device.gpus.size() > 1) out << ", " << std::setprecision(2) << *speedup << "x one GPU";
-      out << "; " << chunks_mapped << " chunks copied from the page cache\n";
-      json other;
-      if (!other_times.empty()) {
-        const double other_fps = static_cast<double>(frames) / *std::min_element(other_times.begin(), other_times.end());
-        const double other_paired = median_paired_ratio(other_times, reads_of_run_frames);
-        out << "  " << std::left << std::setw(8) << "" << std::setw(15) << "" << std::right
-            << (zero_copy ? " read into pinned buffers " : " from the page cache ") << std::setprecision(0)
-            << other_fps << " frames/s; pipeline / read " << std::setprecision(2) << readn.frames_per_s / other_fps
-            << " (paired " << other_paired << "); " << other_chunks_mapped << " chunks copied from the page cache\n";
-        other = {{"zero_copy", !zero_copy},           {"frames_per_s", other_fps},
-                 {"runs_s", other_times},             {"pipeline_over_read", readn.frames_per_s / other_fps},
-                 {"pipeline_over_read_paired", other_paired}, {"chunks_mapped", other_chunks_mapped}};
-      }
+      out << "\n";
       json row{{"device", dev.label}, {"device_name", device_label(dev.device)},
                {"gpus", gpu ? dev.device.gpus.size() : 0}, {"orders", orders}, {"frames", frames},
                {"frames_per_s", fps}, {"streaming_frames_per_s", stream_fps}, {"mode", "end-to-end"},
                {"balanced", balanced}, {"read_threads", readn.threads}, {"pipeline_over_read", over_read},
                {"streaming_over_read", readn.frames_per_s / stream_fps}, {"runs_s", times},
                {"read_beside_runs_s", reads_beside},
-               {"pipeline_over_read_paired", paired}, {"zero_copy", zero_copy}, {"chunks_mapped", chunks_mapped}};
-      if (!other.is_null()) row["other_path"] = other;
+               {"pipeline_over_read_paired", paired}};
       if (speedup) row["speedup_vs_one_gpu"] = *speedup;
       if (o.cold) {
         const CacheDrop drop = drop_file_cache(path);
         double cold_streaming = 0;
-        std::int64_t cold_mapped = 0;
-        const double cold_fps = static_cast<double>(frames) / run_once(cold_streaming, zero_copy, cold_mapped);
+        const double cold_fps = static_cast<double>(frames) / run_once(cold_streaming);
         out << "  " << std::left << std::setw(8) << dev.label << std::setw(15) << label << std::right << " cold file  "
             << std::setw(9) << std::setprecision(0) << cold_fps << " frames/s; pipeline / read " << std::setprecision(2)
             << coldn->frames_per_s / cold_fps << "\n";

@@ -19,7 +19,6 @@ int useful_read_threads(int requested, FrameRange::Resolved range, std::int64_t 
 
 std::span<const float> FrameChunk::floats() const {
   if (type != PixelType::f32) throw std::logic_error("FrameChunk::floats on a chunk that is not float32");
-  if (!pixels && count > 0) throw std::logic_error("FrameChunk::floats on a chunk of registered pages");
   return {static_cast<const float*>(pixels), static_cast<std::size_t>(count * pixels_per_frame)};
 }
 
@@ -49,13 +48,6 @@ FrameSource::FrameSource(StackReader& reader, FrameRange::Resolved range, std::i
   for (std::int64_t i = 0; i < std::max<std::int64_t>(wanted, 1); ++i) {  // allocated here: the engine's thread
     buffers_.push_back(allocate(buffer_bytes_));
     free_.push_back(buffers_.size() - 1);
-  }
-  segments_.resize(buffers_.size());
-  serials_.assign(buffers_.size(), 0);
-  if (options_.register_pages && options_.prefetch > 0 && options_.type == reader.info().type) {
-    mapped_ = MappedStack::map(reader);
-    if (mapped_) registry_ = options_.register_pages(mapped_->base(), mapped_->size());  // the engine's thread
-    if (!registry_) mapped_.reset();
   }
   if (options_.prefetch > 0 && chunks > 0) thread_ = std::thread([this] { read_ahead(); });
 }
@@ -87,13 +79,11 @@ void FrameSource::read_ahead() {
       }
       const std::int64_t count = chunk_count(first);
       const auto t0 = Clock::now();
-      const bool mapped = map_chunk(b, first, count);
-      if (!mapped) reader_.read(first, count, options_.type, buffers_[b].get());
+      reader_.read(first, count, options_.type, buffers_[b].get());
       const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
       {
         std::lock_guard lock(mutex_);
         read_seconds_ += seconds;
-        mapped_chunks_ += mapped ? 1 : 0;
         filled_.push_back({b, first, count});
       }
       changed_.notify_all();
@@ -107,44 +97,6 @@ void FrameSource::read_ahead() {
     finished_ = true;
   }
   changed_.notify_all();
-}
-
-bool FrameSource::map_chunk(std::size_t b, std::int64_t first, std::int64_t count) {
-  segments_[b].clear();
-  serials_[b] = 0;
-  if (!registry_ || registry_refused_) return false;
-  chunk_frames_list_.resize(static_cast<std::size_t>(count));
-  for (std::int64_t j = 0; j < count; ++j) chunk_frames_list_[static_cast<std::size_t>(j)] = first + j;
-  if (!mapped_->resident(chunk_frames_list_)) return false;
-  std::uint64_t done;
-  {
-    std::lock_guard lock(mutex_);
-    done = handed_back_;
-  }
-  registry_->release_done(done);  // before registering more: the window stays a few chunks wide
-  const std::uint64_t serial = ++last_serial_;
-  const std::size_t frame_bytes = mapped_->frame_bytes();
-  // Runs of frames that follow each other in the file (all of them in a file written as ImageJ does).
-  for (std::int64_t j = first; j < first + count;) {
-    std::int64_t k = j + 1;
-    while (k < first + count && mapped_->frame(k) == mapped_->frame(j) + static_cast<std::size_t>(k - j) * frame_bytes)
-      ++k;
-    const std::size_t bytes = static_cast<std::size_t>(k - j) * frame_bytes;
-    if (!registry_->cover(mapped_->frame(j), bytes, serial)) {
-      registry_refused_ = true;  // the device cannot map these pages: read from here on
-      segments_[b].clear();
-      return false;
-    }
-    registry_->split(mapped_->frame(j), bytes, segments_[b]);
-    j = k;
-  }
-  serials_[b] = serial;
-  return true;
-}
-
-std::int64_t FrameSource::mapped_chunks() const {
-  std::lock_guard lock(mutex_);
-  return mapped_chunks_;
 }
 
 bool FrameSource::next(FrameChunk& chunk) {
@@ -161,8 +113,6 @@ bool FrameSource::next(FrameChunk& chunk) {
   }
   std::unique_lock lock(mutex_);
   if (held_.size() >= static_cast<std::size_t>(options_.hold)) {
-    // The consumer is done with it: a mapped chunk's copies have finished.
-    handed_back_ = std::max(handed_back_, serials_[held_.front()]);
     free_.push_back(held_.front());
     held_.pop_front();
     changed_.notify_all();
@@ -175,10 +125,7 @@ bool FrameSource::next(FrameChunk& chunk) {
   const Filled f = filled_.front();
   filled_.pop_front();
   held_.push_back(f.buffer);
-  if (serials_[f.buffer] != 0)
-    chunk = FrameChunk{f.first, f.count, options_.type, nullptr, pixels, segments_[f.buffer]};
-  else
-    chunk = FrameChunk{f.first, f.count, options_.type, buffers_[f.buffer].get(), pixels};
+  chunk = FrameChunk{f.first, f.count, options_.type, buffers_[f.buffer].get(), pixels};
   return true;
 }
 

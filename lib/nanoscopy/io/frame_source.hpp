@@ -14,12 +14,6 @@
 // consumer, in its thread, after the chunks read before it, as the exception
 // the reader threw (naming file and frame).
 //
-// A GPU consumer may give a way to register pages (FrameSourceOptions::register_pages): then a chunk whose
-// frames are stored plainly in the file and all in the page cache is not read at all. The reader thread maps
-// the file (io/mapped_stack.hpp), registers the chunk's pages and hands over where its bytes are
-// (FrameChunk::segments); the GPU copies them from the page cache itself, the one pass over host memory left
-// of the three a read costs (read, write, DMA). A cold chunk is read as before: the disk needs read-ahead.
-//
 // sofi reads with a FrameReader straight into its engine's rotating pinned
 // buffers: they already overlap reading the next chunk with the GPU's work on
 // this one, and a buffer of the source's own would cost a copy of every frame.
@@ -38,8 +32,6 @@
 #include "nanoscopy/core/frame_range.hpp"
 #include "nanoscopy/core/host_buffer.hpp"
 #include "nanoscopy/io/frame_reader.hpp"
-#include "nanoscopy/io/mapped_stack.hpp"
-#include "nanoscopy/io/page_registry.hpp"
 #include "nanoscopy/io/pixel_type.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 
@@ -51,9 +43,6 @@ struct FrameChunk {
   PixelType type = PixelType::f32;
   const void* pixels = nullptr;  // count frames (T, Y, X) of `type`; valid until the next next()
   std::int64_t pixels_per_frame = 0;
-  // Or (pixels null) the same bytes in registered pages of the mapped file, in order (register_pages): only
-  // for a GPU's copies, never for the CPU to read (a file truncated meanwhile would kill the process).
-  std::span<const HostSegment> segments{};
 
   // The pixels as float32 (std::logic_error unless type is f32).
   std::span<const float> floats() const;
@@ -72,9 +61,6 @@ struct FrameSourceOptions {
   // first (fit2d's pipeline keeps chunks in flight on every GPU: loc/localize_dispatch.hpp).
   int hold = 1;
   // (last: the fields above are set by position elsewhere)
-  // A GPU consumer's registry of the mapped file's pages (FrameChunk::segments); empty, or nullptr from it: the
-  // chunks are read. Only with prefetch, and frames of the stack's own type.
-  std::function<std::unique_ptr<PageRegistry>(const unsigned char* base, std::size_t size)> register_pages;
 };
 
 class FrameSource {
@@ -97,8 +83,6 @@ class FrameSource {
   double wait_seconds() const;
   // The readers decoding each chunk (FrameSourceOptions::read_threads as resolved).
   int read_threads() const { return reader_.threads(); }
-  // Chunks handed over as registered pages of the mapped file, not read (FrameSourceOptions::register_pages).
-  std::int64_t mapped_chunks() const;
 
  private:
   struct Filled {
@@ -107,8 +91,6 @@ class FrameSource {
   };
   std::int64_t chunk_count(std::int64_t first) const;
   void read_ahead();  // the reader thread
-  // The reader thread: registers buffer b's chunk in the mapping and fills segments_[b]; false: read it.
-  bool map_chunk(std::size_t b, std::int64_t first, std::int64_t count);
 
   FrameReader reader_;
   FrameRange::Resolved range_;
@@ -118,15 +100,6 @@ class FrameSource {
   std::size_t buffer_bytes_ = 0;
   std::vector<HostBuffer> buffers_;
   std::int64_t position_;  // next frame to read
-  // The mapped file and its registered pages (register_pages; the registry goes first, after the thread);
-  // per buffer the segments of its chunk when mapped, and the chunk's use serial (0: read).
-  std::unique_ptr<MappedStack> mapped_;
-  std::unique_ptr<PageRegistry> registry_;
-  bool registry_refused_ = false;
-  std::vector<std::vector<HostSegment>> segments_;
-  std::vector<std::uint64_t> serials_;
-  std::uint64_t last_serial_ = 0;
-  std::vector<std::int64_t> chunk_frames_list_;
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
@@ -138,8 +111,6 @@ class FrameSource {
   std::exception_ptr error_;
   double read_seconds_ = 0;
   double wait_seconds_ = 0;
-  std::uint64_t handed_back_ = 0;  // the serial of the last mapped chunk handed back: its copies are done
-  std::int64_t mapped_chunks_ = 0;
   std::thread thread_;
 };
 

@@ -1,7 +1,6 @@
 // Picasso .raw movies: headerless frames, (T, Y, X), described by the .yaml of
 // the same stem beside them (Width, Height, Frames, Data Type as a numpy name,
-// Byte Order '<' or '>'). Frames are read with pread at their offsets, or copied by a GPU from the page cache
-// (direct_layout).
+// Byte Order '<' or '>'). Frames are read with pread at their offsets.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -110,17 +109,6 @@ class PicassoRawReader final : public StackReader {
         mine.st_ino != theirs.st_ino)
       throw InputError(info_.path, "the movie was replaced while it was being read");
     return reader;
-  }
-
-  // Headerless frames back to back: a plain layout wherever the byte order is this machine's.
-  std::optional<DirectLayout> direct_layout() const override {
-    struct stat st {};
-    if (swap_ || ::fstat(fd_, &st) != 0) return std::nullopt;
-    DirectLayout layout{fd_, static_cast<std::uint64_t>(st.st_size), {}};
-    const auto bpf = static_cast<std::uint64_t>(info_.bytes_per_frame());
-    layout.offsets.reserve(static_cast<std::size_t>(info_.frames));
-    for (std::int64_t i = 0; i < info_.frames; ++i) layout.offsets.push_back(static_cast<std::uint64_t>(i) * bpf);
-    return layout;
   }
 
   void will_read(std::int64_t first, std::int64_t count) override {

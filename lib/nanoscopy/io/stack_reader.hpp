@@ -77,18 +77,6 @@ class StackReader {
   // a slow one). Does nothing where there is no such file.
   virtual void will_read(std::int64_t /*first*/, std::int64_t /*count*/) {}
 
-  // Where the frames lie in the file, when every one is stored uncompressed, in one piece and in this machine's
-  // byte order (the TIFFs of cameras, ImageJ and Micro-Manager; Picasso's .raw): the descriptor of the open
-  // file, its size when it was opened, and each frame's offset. A GPU engine then copies a warm file's frames
-  // straight from the page cache (io/mapped_stack.hpp). nullopt otherwise (compressed, tiled or byte-swapped
-  // pages, HDF5, a series).
-  struct DirectLayout {
-    int fd = -1;
-    std::uint64_t file_size = 0;
-    std::vector<std::uint64_t> offsets;
-  };
-  virtual std::optional<DirectLayout> direct_layout() const { return std::nullopt; }
-
   // Attaches the movie's metadata file (open_stack does, for every format); its
   // Pixelsize fills in a pixel size the image file itself does not give.
   void attach_metadata(const std::string& yaml_path);

@@ -347,17 +347,6 @@ class TiffStackReader final : public TiffStack {
     return std::make_unique<TiffStackReader>(*this, SameStack{});
   }
 
-  std::optional<DirectLayout> direct_layout() const override {
-    if (swap_) return std::nullopt;
-    DirectLayout layout{file_->fd(), file_->size(), {}};
-    layout.offsets.reserve(frames_.size());
-    for (const Frame& f : frames_) {
-      if (f.data == kNoDirectData) return std::nullopt;
-      layout.offsets.push_back(f.data);
-    }
-    return layout;
-  }
-
   // The bytes from the first page's pixels to the end of the last's (the IFDs between them included).
   void will_read(std::int64_t first, std::int64_t count) override {
     if (first < 0 || count <= 0 || count > info_.frames - first) return;

@@ -12,8 +12,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <span>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -21,7 +19,6 @@
 #include "nanoscopy/core/error.hpp"
 #include "nanoscopy/core/host_buffer.hpp"  // HostBuffer: what allocate_host hands out
 #include "nanoscopy/fit/fit_types.hpp"
-#include "nanoscopy/io/page_registry.hpp"
 #include "nanoscopy/io/pixel_type.hpp"
 #include "nanoscopy/loc/detect/detect.hpp"
 #include "nanoscopy/loc/detect/detect_types.hpp"
@@ -38,9 +35,6 @@ struct ChunkPixels {
   std::int64_t count = 0;
   int width = 0;
   int height = 0;
-  // Or (pixels null) those bytes in pages registered by this engine's register_pages, in order: only a GPU
-  // engine takes them, and copies them from there.
-  std::span<const HostSegment> segments{};
 
   std::size_t frame_bytes() const {
     return static_cast<std::size_t>(width) * static_cast<std::size_t>(height) * bytes_per_pixel(type);
@@ -55,14 +49,8 @@ struct ChunkPixels {
 inline void validate_chunk(const ChunkPixels& c, int box) {
   if (c.type != PixelType::u16 && c.type != PixelType::f32)
     throw UsageError("localize", "frames must be uint16 or float32, not " + to_string(c.type));
-  if (c.count < 0 || (c.count > 0 && !c.pixels && c.segments.empty()))
-    throw UsageError("localize", "no frames given");
+  if (c.count < 0 || (c.count > 0 && !c.pixels)) throw UsageError("localize", "no frames given");
   check_frame_size(c.width, c.height, box);
-  if (!c.pixels && c.count > 0) {
-    std::size_t bytes = 0;
-    for (const HostSegment& s : c.segments) bytes += s.size;
-    if (bytes != c.bytes()) throw std::logic_error("localize: the chunk's segments do not hold its frames");
-  }
 }
 
 // What a localize engine does: detect with `detect`, fit with `fit`, and keep
@@ -123,12 +111,6 @@ class LocalizeEngine {
   // for CUDA (uploaded without a staging copy), plain for the CPU. Any host
   // memory may be given to localize(); this is only the fast path.
   virtual HostBuffer allocate_host(std::size_t bytes) = 0;
-
-  // A registry of the pages of the file mapped at [base, base + size) from which this engine copies chunks
-  // given as segments (FrameSource's mapped chunks), or nullptr: this engine reads host memory only (the CPU's).
-  virtual std::unique_ptr<PageRegistry> register_pages(const unsigned char* /*base*/, std::size_t /*size*/) {
-    return nullptr;
-  }
 
   virtual std::string name() const = 0;  // "cpu (2 threads)", "cuda:0"
 };

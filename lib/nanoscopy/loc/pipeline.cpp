@@ -155,10 +155,6 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
   source_options.read_threads = settings.read_threads;
   source_options.hold = static_cast<int>(localizers.size()) * per_engine;
   source_options.allocate = [&](std::size_t bytes) { return localizer.allocate_host(bytes); };
-  if (settings.zero_copy)  // registered portable: every engine, of any GPU, copies from them
-    source_options.register_pages = [&](const unsigned char* base, std::size_t size) {
-      return localizer.register_pages(base, size);
-    };
   const auto buffers_from = Clock::now();
   FrameSource source(reader, range, settings.chunk_frames, std::move(source_options));
   const double t_buffers = std::chrono::duration<double>(Clock::now() - buffers_from).count();
@@ -227,7 +223,7 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
       throw;
     }
     if (!more) break;
-    dispatcher.submit(ChunkPixels{c.pixels, c.type, c.first, c.count, width, height, c.segments});
+    dispatcher.submit(ChunkPixels{c.pixels, c.type, c.first, c.count, width, height});
     if (profile) lap(t_submit, t);
   }
   while (dispatcher.in_flight() > 0) take_oldest();
@@ -241,14 +237,12 @@ PipelineSummary run_localization(StackReader& reader, FrameRange::Resolved range
     std::fprintf(stderr,
                  "pipeline profile: %.3f s in all; chunk buffers %.3f; main thread: take %.3f, hand on %.3f, next "
                  "chunk %.3f, submit %.3f, final wait %.3f s; converting and writing thread busy %.3f s; reader "
-                 "thread reading %.3f, waiting for a free buffer %.3f s; chunks from the page cache %lld\n",
+                 "thread reading %.3f, waiting for a free buffer %.3f s\n",
                  std::chrono::duration<double>(Clock::now() - start).count(), t_buffers, t_take, t_put, t_next,
-                 t_submit, t_sink, writer.busy_seconds(), source.read_seconds(), source.wait_seconds(),
-                 static_cast<long long>(source.mapped_chunks()));
+                 t_submit, t_sink, writer.busy_seconds(), source.read_seconds(), source.wait_seconds());
 
   summary.median_precision_nm = precisions.median();
   summary.read_seconds = source.read_seconds();
-  summary.mapped_chunks = source.mapped_chunks();
   summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return summary;
 }

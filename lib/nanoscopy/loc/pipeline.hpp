@@ -12,7 +12,6 @@
 #include "nanoscopy/core/camera.hpp"
 #include "nanoscopy/core/frame_range.hpp"
 #include "nanoscopy/fit/fit_types.hpp"
-#include "nanoscopy/io/mapped_stack.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 #include "nanoscopy/loc/localize_engine.hpp"
 #include "nanoscopy/loc/convert.hpp"
@@ -34,9 +33,6 @@ struct PipelineSettings {
   std::int64_t chunk_frames = 256;
   int read_threads = 0;  // readers decoding each chunk (FrameSourceOptions::read_threads; 0: auto)
   bool quiet = false;
-  // A GPU engine copies a warm, plainly stored file's chunks from the page cache (FrameSourceOptions::
-  // register_pages) instead of them being read; NANOSCOPY_ZERO_COPY (io/mapped_stack.hpp).
-  bool zero_copy = zero_copy_enabled();
 };
 
 struct PipelineSummary {
@@ -47,7 +43,6 @@ struct PipelineSummary {
   double median_precision_nm = 0;
   double seconds = 0;              // wall time of the whole run
   double read_seconds = 0;         // time the reader thread spent reading (decode + convert)
-  std::int64_t mapped_chunks = 0;  // chunks the GPU copied from the page cache (zero_copy), not read
   std::string device;
 };
 

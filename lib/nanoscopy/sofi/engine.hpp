@@ -11,7 +11,6 @@
 // finish_block(): the raw sums go to the partial file and are finished at merge.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -75,18 +74,6 @@ class SofiEngine {
   // GPU, made on first use at the size the type needs). Engines may rotate several buffers; this waits until
   // the returned one is no longer in use.
   virtual void* input_buffer(PixelType type) = 0;
-  // Adds the chunk from a read-only mapping of the stack file (io/mapped_stack.hpp) instead of a buffer from
-  // input_buffer(): frame j at frames[j], uint16, the mapping at [base, base + size). An engine that copies them
-  // to the device from there returns true; false (the CPU engine; a device that cannot map the pages) means
-  // nothing was done, and the caller reads the chunk into input_buffer() as usual.
-  struct MappedChunk {
-    const unsigned char* base = nullptr;
-    std::size_t size = 0;
-    std::span<const unsigned char* const> frames;
-  };
-  virtual bool accumulate_mapped(const SofiChunk& /*chunk*/, const MappedChunk& /*mapped*/) { return false; }
-  // Lets go of the mapping given to accumulate_mapped (after the copies from it finish); before it is unmapped.
-  virtual void release_mapped() noexcept {}
   // Zeroes the block sums and sets the shift frame (width * height floats).
   virtual void start_block(std::span<const float> shift) = 0;
   // Adds the chunk (in the buffer last returned by input_buffer(chunk.type)). May return

@@ -8,7 +8,6 @@ namespace nanoscopy {
 
 void merge_accumulation(SofiAccumulation& total, SofiAccumulation&& part, const std::string& source) {
   total.finished.add(part.finished);
-  total.chunks_mapped += part.chunks_mapped;
   for (auto& block : part.open) {
     auto it = std::find_if(total.open.begin(), total.open.end(), [&](const BlockSums& b) { return b.block == block.block; });
     if (it == total.open.end()) {

@@ -9,7 +9,6 @@
 #include "nanoscopy/core/progress.hpp"
 #include "nanoscopy/core/stage_profile_flag.hpp"
 #include "nanoscopy/io/frame_source.hpp"
-#include "nanoscopy/io/mapped_stack.hpp"
 #include "nanoscopy/io/pixel_type.hpp"
 #include "nanoscopy/io/stack_reader.hpp"
 
@@ -76,16 +75,6 @@ SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const 
   // Straight into the engine's buffers (pinned on the GPU, where the engine
   // overlaps their upload with its work), each chunk decoded by several threads.
   FrameReader frames_in(*in.reader, in.read_threads, in.sequence.step);
-  // Or, for a warm uint16 file stored plainly, not read at all: a GPU engine copies the frames from the page
-  // cache (io/mapped_stack.hpp). The engine lets go of the mapping before it is unmapped, also on an error.
-  std::unique_ptr<MappedStack> mapped =
-      type == PixelType::u16 && info.type == PixelType::u16 && in.zero_copy ? MappedStack::map(*in.reader) : nullptr;
-  struct ReleaseMapped {
-    SofiEngine& engine;
-    ~ReleaseMapped() { engine.release_mapped(); }
-  } release_mapped{engine};
-  std::vector<std::int64_t> chunk_frames;
-  std::vector<const unsigned char*> chunk_pointers;
 
   // NANOSCOPY_STAGE_PROFILE=1: where this run's one thread spends its time, on stderr at the end.
   using Clock = std::chrono::steady_clock;
@@ -133,52 +122,26 @@ SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const 
       const std::int64_t tuple_end = std::min(c + n, tuple_hi);
       const std::int64_t load_end = std::min(b1, std::max(c + n, tuple_end + problem.max_lag));
       const std::int64_t count = load_end - c;
+      void* buffer = engine.input_buffer(type);
+      lap(t_wait);
+      frames_in.read(in.sequence.frame(c), count, type, buffer);
+      lap(t_read);
+      if (c == b0) {  // before the filter below changes the frames
+        shift_from_frame(buffer, type, shift);
+        start_block();
+      }
+      if (type == PixelType::f32) check_finite(in, c, count, static_cast<const float*>(buffer));
       if (in.corrections) {
         chunk_corrections.resize(static_cast<std::size_t>(count));
         for (std::int64_t j = 0; j < count; ++j)
           chunk_corrections[static_cast<std::size_t>(j)] = in.corrections->at(in.sequence.frame(c + j));
       }
-      const SofiChunk chunk{type, c, count, tuple_end, c + n, b1, in.corrections ? chunk_corrections.data() : nullptr};
-      bool sent = false;
-      if (mapped) {
-        chunk_frames.resize(static_cast<std::size_t>(count));
-        for (std::int64_t j = 0; j < count; ++j) chunk_frames[static_cast<std::size_t>(j)] = in.sequence.frame(c + j);
-        if (mapped->resident(chunk_frames)) {
-          chunk_pointers.resize(chunk_frames.size());
-          for (std::size_t j = 0; j < chunk_frames.size(); ++j) chunk_pointers[j] = mapped->frame(chunk_frames[j]);
-          if (c == b0) {  // K read on its own: the CPU does not read through the mapping
-            frames_in.read(in.sequence.frame(b0), 1, PixelType::f32, shift.data());
-            start_block();
-          }
-          lap(t_read);
-          on_frames(in.sequence.frame(c), count, [&] {
-            sent = engine.accumulate_mapped(chunk, {mapped->base(), mapped->size(), chunk_pointers});
-          });
-          if (sent) {
-            ++acc.chunks_mapped;
-          } else {  // the engine cannot take the pages (the CPU engine, a refused registration): read from here on
-            engine.release_mapped();
-            mapped.reset();
-          }
-        }
-      }
-      if (!sent) {
-        void* buffer = engine.input_buffer(type);
-        lap(t_wait);
-        frames_in.read(in.sequence.frame(c), count, type, buffer);
-        lap(t_read);
-        if (c == b0) {  // before the filter below changes the frames
-          shift_from_frame(buffer, type, shift);
-          start_block();
-        }
-        if (type == PixelType::f32) check_finite(in, c, count, static_cast<const float*>(buffer));
-        on_frames(in.sequence.frame(c), count, [&] {
-          if (in.filter)
-            in.filter(std::span<float>(static_cast<float*>(buffer), static_cast<std::size_t>(count * problem.pixels())),
-                      count, in.sequence.frame(c));
-          engine.accumulate(chunk);
-        });
-      }
+      on_frames(in.sequence.frame(c), count, [&] {
+        if (in.filter)
+          in.filter(std::span<float>(static_cast<float*>(buffer), static_cast<std::size_t>(count * problem.pixels())), count,
+                    in.sequence.frame(c));
+        engine.accumulate({type, c, count, tuple_end, c + n, b1, in.corrections ? chunk_corrections.data() : nullptr});
+      });
       lap(t_accumulate);
       frames += n;
       tuples += std::max<std::int64_t>(std::min(tuple_end, widest_hi) - c, 0);
@@ -209,10 +172,9 @@ SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const 
     lap(t_final);
     std::fprintf(stderr,
                  "sofi profile: %.3f s in all; shift frames %.3f, starting blocks %.3f, waiting for a free buffer "
-                 "%.3f, reading %.3f, accumulate %.3f, block ends %.3f, final read-back %.3f s; %lld chunks copied "
-                 "from the mapped file\n",
+                 "%.3f, reading %.3f, accumulate %.3f, block ends %.3f, final read-back %.3f s\n",
                  std::chrono::duration<double>(Clock::now() - start).count(), t_shift, t_start, t_wait, t_read,
-                 t_accumulate, t_block, t_final, static_cast<long long>(acc.chunks_mapped));
+                 t_accumulate, t_block, t_final);
   }
   return acc;
 }

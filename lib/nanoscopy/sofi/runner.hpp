@@ -19,7 +19,6 @@
 #include <string>
 #include <vector>
 
-#include "nanoscopy/io/mapped_stack.hpp"
 #include "nanoscopy/sofi/corrections.hpp"
 #include "nanoscopy/sofi/engine.hpp"
 
@@ -50,7 +49,6 @@ void check_blocks(const SofiBlocks& blocks, int max_lag, const std::string& sour
 struct SofiAccumulation {
   PlaneSums finished;
   std::vector<BlockSums> open;  // blocks cut by the range edges, by block index
-  std::int64_t chunks_mapped = 0;  // chunks the engine copied from the mapped file (SofiRunInput::zero_copy)
 };
 
 // Restores frames in place before they are accumulated (SOFI2(SMRE)); called
@@ -72,9 +70,6 @@ struct SofiRunInput {
   const SofiCorrections* corrections = nullptr;
   bool quiet = false;
   std::string progress_label = "sofi";
-  // Warm uint16 frames stored plainly go to a GPU engine straight from the page cache (io/mapped_stack.hpp),
-  // not through input_buffer(): the same sums. Off unless NANOSCOPY_ZERO_COPY=1 (mapped_stack.hpp says why).
-  bool zero_copy = zero_copy_enabled();
 };
 
 SofiAccumulation run_sofi(const SofiProblem& problem, SofiEngine& engine, const SofiRunInput& input);
