@@ -45,7 +45,7 @@ class CudaEsrrfEngine final : public EsrrfEngine {
     NANOSCOPY_CUDA_CHECK(cudaMemcpy(offset_.get(), table_.offset.data(), offset_.bytes(), cudaMemcpyHostToDevice));
     // Per frame of a chunk: two raw copies, the float frame, two gradients, two lattices.
     const std::int64_t px = g.width * g.height, lp = (2 * g.width + 1) * (2 * g.height + 1);
-    const double per_frame = 4.0 * (2 * px + px + 2 * px + 2 * lp);
+    const double per_frame = 4.0 * static_cast<double>(2 * px + px + 2 * px + 2 * lp);
     std::size_t free_bytes = 0, total = 0;
     NANOSCOPY_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
     const auto fit = static_cast<std::int64_t>(0.25 * static_cast<double>(free_bytes) / per_frame);

@@ -53,18 +53,8 @@ std::string utf8_prefix(const std::string& name, std::size_t limit) {
 // `reserve` bytes of the suffix may still grow (a PID's digits).
 std::string hidden_name(const std::string& name, const std::string& suffix, std::size_t reserve) {
   const std::size_t room = kNameMax - 1 - suffix.size() - reserve;
-  // Appended in place: GCC 12 at -O3 misreads `"." + std::string&&` as an overlapping copy (-Wrestrict), which
-  // fails a Release build with NANOSCOPY_WERROR=ON.
-  std::string out = ".";
-  if (name.size() <= room) {
-    out += name;
-  } else {
-    out += utf8_prefix(name, room - 17);
-    out += '~';
-    out += hash_of(name);
-  }
-  out += suffix;
-  return out;
+  if (name.size() <= room) return "." + name + suffix;
+  return "." + utf8_prefix(name, room - 17) + "~" + hash_of(name) + suffix;
 }
 
 std::string host_part() { return ".part-" + run_host_name() + "-"; }

@@ -24,7 +24,7 @@ struct Fit2dRenderOptions {
   std::string png;             // "" = OUTPUT's stem + .png
   double pixel_size_nm = 0;    // a ThunderSTORM CSV without its .yaml
   std::string color = "none";  // none or z
-  std::string color_range;     // "LOW:HIGH" nm for --color z; "" = the 1st to 99th percentile
+  std::string color_range{};   // "LOW:HIGH" nm for --color z; "" = the 1st to 99th percentile
 };
 
 // The Render section of fit2d's parameters (fit2d render --pixel, --mode; fit2d --render-pixel,

@@ -214,7 +214,7 @@ std::string series_first_file(const std::string& path) {
 }
 
 std::string ndtiff_dataset_file(const std::string& directory) {
-  for (const fs::path dir : {fs::path(directory), fs::path(directory) / "Full resolution"}) {
+  for (const fs::path& dir : {fs::path(directory), fs::path(directory) / "Full resolution"}) {
     if (!is_file(dir / "NDTiff.index")) continue;
     const auto files = ndtiff_index_files(dir / "NDTiff.index");
     if (!files.empty()) return files[0].path;
